@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for the hlo area (filled by its issue).
+#include <doctest/doctest.h>
