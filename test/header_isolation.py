@@ -22,7 +22,8 @@ FORBIDDEN_GUARDS = {
     "__CUDA_RUNTIME_H__": "cuda_runtime.h",
     "__CUDA_RUNTIME_API_H__": "cuda_runtime_api.h",
     "__DRIVER_TYPES_H__": "driver_types.h",
-    "LLVM_CONFIG_LLVM_CONFIG_H": "llvm/Config/llvm-config.h",
+    "LLVM_CONFIG_H": "llvm/Config/llvm-config.h",
+    "LLVM_ABI_BREAKING_CHECKS_H": "llvm/Config/abi-breaking.h",
     "LLVM_SUPPORT_COMPILER_H": "llvm/Support/Compiler.h",
     "LLVM_ADT_STRINGREF_H": "llvm/ADT/StringRef.h",
     "LLVM_EXECUTIONENGINE_RTDYLDMEMORYMANAGER_H": "llvm/ExecutionEngine/RTDyldMemoryManager.h",
@@ -61,6 +62,9 @@ def main():
     ap.add_argument("--core", nargs="*", default=[])
     ap.add_argument("--cuda", nargs="*", default=[])
     ap.add_argument("--llvm", nargs="*", default=[])
+    ap.add_argument("--self-test", action="store_true",
+                    help="also plant CUDA and LLVM includes in a scratch core header and require "
+                         "that they are caught")
     args = ap.parse_args()
 
     warn = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-fsyntax-only"]
@@ -103,6 +107,20 @@ def main():
     if not args.nvcc:
         skipped.append("nvcc not found: core headers not checked with nvcc")
 
+    planted = []  # (label, command) that must FAIL, naming the planted header
+    if args.self_test:
+        for toolkit, include, available in [("cuda", "cuda.h", args.cuda_include),
+                                            ("llvm", "llvm/Config/llvm-config.h", args.llvm_include)]:
+            if not available:
+                continue
+            inc = os.path.join(work, f"planted-{toolkit}")
+            os.makedirs(os.path.join(inc, "xlamem"))
+            with open(os.path.join(inc, "xlamem", f"planted_{toolkit}.hpp"), "w") as f:
+                f.write(f"#pragma once\n#include <vector>\n#include <{include}>\n")
+            name = f"xlamem/planted_{toolkit}.hpp"
+            cpp = source(name, ".cpp", guard_check_source(name))
+            planted.append((name, [args.cxx, *warn, "-I", inc, *toolkit_includes, cpp]))
+
     failures = []
     jobs = max(1, os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -113,11 +131,19 @@ def main():
             failures.append((label, output))
     for label, output in failures:
         print(f"\n--- {label} ---\n{output.strip()}")
+    for name, cmd in planted:
+        code, output = run(cmd)
+        caught = code != 0 and f"core header {name} pulls in" in output
+        print(("ok      " if caught else "FAILED  ") + f"self-test: planted toolkit include in {name} is "
+              + ("caught" if caught else "NOT caught"))
+        if not caught:
+            failures.append((f"self-test {name}", output))
     for s in skipped:
         print(f"note: {s}")
     headers = len(args.core) + len(args.cuda) + len(args.llvm)
     print(f"header isolation: {headers} public headers ({len(args.core)} core, {len(args.cuda)} cuda, "
-          f"{len(args.llvm)} llvm), {len(checks)} checks, {len(checks) - len(failures)} passed, "
+          f"{len(args.llvm)} llvm), {len(checks) + len(planted)} checks, "
+          f"{len(checks) + len(planted) - len(failures)} passed, "
           f"{len(failures)} failed")
     return 1 if failures else 0
 
