@@ -1,0 +1,522 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for the XLA oracle corpus (test/data/xla-oracle/) and the buffer-assignment dump reader
+// (xlamem/io/buffer_assignment_dump.hpp): every dump parses, and the figures derived from XLA's
+// allocations equal XLA's own memory_analysis() for each program.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "support.hpp"
+#include "xlamem/io/buffer_assignment_dump.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using xlamem::buffer_assignment_dump;
+using xlamem::errc;
+using xlamem::parse_buffer_assignment_dump;
+
+bool is_corpus(const fs::path& p) {
+  std::error_code ec;
+  return !p.empty() && fs::is_regular_file(p / "manifest.json", ec);
+}
+
+// The committed corpus: $XLAMEM_ORACLE_DATA, else test/data/xla-oracle of the source tree the
+// build recorded (XLAMEM_TEST_SOURCE_DIR), else beside this file.
+fs::path corpus_dir() {
+  if (const char* env = std::getenv("XLAMEM_ORACLE_DATA"); env != nullptr && *env != '\0') {
+    return fs::path(env);
+  }
+  std::vector<fs::path> candidates;
+#ifdef XLAMEM_TEST_SOURCE_DIR
+  candidates.push_back(fs::path(XLAMEM_TEST_SOURCE_DIR) / "data" / "xla-oracle");
+#endif
+  candidates.push_back(fs::path(__FILE__).parent_path() / "data" / "xla-oracle");
+  for (const auto& c : candidates) {
+    if (is_corpus(c)) return c;
+  }
+  return {};
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// memory_analysis.json is a flat object of integers: {"argument_size_in_bytes": 16, ...}.
+std::map<std::string, std::uint64_t> read_flat_json(const fs::path& p) {
+  std::map<std::string, std::uint64_t> out;
+  const std::string t = read_text(p);
+  std::size_t i = 0;
+  while ((i = t.find('"', i)) != std::string::npos) {
+    const std::size_t e = t.find('"', i + 1);
+    if (e == std::string::npos) break;
+    const std::string key = t.substr(i + 1, e - i - 1);
+    std::size_t j = t.find(':', e);
+    if (j == std::string::npos) break;
+    ++j;
+    while (j < t.size() && t[j] == ' ') ++j;
+    std::size_t k = j;
+    while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
+    if (k > j) out[key] = std::stoull(t.substr(j, k - j));
+    i = k > j ? k : e + 1;
+  }
+  return out;
+}
+
+struct program_files {
+  std::string name;
+  fs::path dir;
+  fs::path buffer_assignment;
+  fs::path module;
+};
+
+std::vector<program_files> corpus_programs(const fs::path& root) {
+  std::vector<program_files> out;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    if (!entry.is_directory()) continue;
+    program_files p;
+    p.name = entry.path().filename().string();
+    p.dir = entry.path();
+    const std::string module = "jit_" + p.name + ".cpu_after_optimizations";
+    p.buffer_assignment = p.dir / (module + "-buffer-assignment.txt");
+    p.module = p.dir / (module + ".txt");
+    out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+// Instruction names defined in an HLO module text ("%name = " or "name = " at line start,
+// after indentation and an optional ROOT), and the number of such lines.
+std::set<std::string> instruction_names(const std::string& hlo, std::size_t& count) {
+  std::set<std::string> names;
+  count = 0;
+  std::istringstream in(hlo);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string_view s(line);
+    if (s.empty() || s.front() != ' ') continue;
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    if (s.substr(0, 5) == "ROOT ") s.remove_prefix(5);
+    if (!s.empty() && s.front() == '%') s.remove_prefix(1);
+    const auto eq = s.find(" = ");
+    if (eq == std::string_view::npos || eq == 0) continue;
+    const std::string_view n = s.substr(0, eq);
+    if (n.find(' ') != std::string_view::npos) continue;
+    names.emplace(n);
+    ++count;
+  }
+  return names;
+}
+
+// Names of the ENTRY computation's parameter instructions.
+std::set<std::string> entry_parameter_names(const std::string& hlo) {
+  std::set<std::string> names;
+  const auto at = hlo.find("\nENTRY ");
+  if (at == std::string::npos) return names;
+  std::istringstream in(hlo.substr(at + 1));
+  std::string line;
+  std::getline(in, line);  // the ENTRY line
+  while (std::getline(in, line) && line != "}") {
+    if (line.find(" parameter(") == std::string::npos) continue;
+    std::string_view s(line);
+    while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+    if (!s.empty() && s.front() == '%') s.remove_prefix(1);
+    names.emplace(s.substr(0, s.find(" = ")));
+  }
+  return names;
+}
+
+constexpr std::string_view kNewLayout =
+    "BufferAssignment:\n"
+    "allocation 0: size 128, maybe-live-out:\n"
+    " value: <18 broadcast_add_fusion @0> (size=128,offset=0): f32[8,4]{1,0}\n"
+    "allocation 1: size 128, parameter 0, shape |f32[8,4]| at ShapeIndex {}:\n"
+    " value: <14 x.1 @0> (size=128,offset=0): f32[8,4]{1,0}\n"
+    "allocation 2: size 64, color 5, parameter 1, shape |(f32[4], /*index=5*/s32[])| at ShapeIndex "
+    "{1}, maybe-live-out:\n"
+    " value: <15 y.1{1} @5> (size=64,offset=0): s32[]\n"
+    "allocation 3: size 16, output shape is |(f32[4], f32[8,4])|, maybe-live-out:\n"
+    " value: <19 tuple.1{} @0> (size=16,offset=0): (f32[4]{0}, f32[8,4]{1,0})\n"
+    "allocation 4: size 4, thread-local:\n"
+    " value: <2 reduce_sum.5 @0> (size=4,offset=0): f32[]\n"
+    "allocation 5: size 8, constant:\n"
+    " value: <3 constant.2 @0> (size=8,offset=0): f32[2]{0}\n"
+    "allocation 6: size 160, preallocated-temp:\n"
+    " value: <16 ynn_fusion @0> (size=128,offset=0): f32[8,4]{1,0}\n"
+    " value: <17 w.2 (phi) @0> (size=32,offset=128): f32[8]{0}\n";
+
+}  // namespace
+
+TEST_SUITE("io/buffer_assignment_dump") {
+  TEST_CASE("allocation headers and values, all flags") {
+    auto r = parse_buffer_assignment_dump(kNewLayout, "ba.txt");
+    REQUIRE_MESSAGE(r.has_value(), r.error().to_string());
+    const auto& d = *r;
+    REQUIRE(d.allocations.size() == 7);
+    CHECK(d.allocations[0].maybe_live_out);
+    CHECK_FALSE(d.allocations[0].is_entry_parameter());
+    CHECK(d.allocations[0].values[0].instruction == "broadcast_add_fusion");
+    CHECK(d.allocations[0].values[0].id == 18);
+    CHECK(d.allocations[0].values[0].color == 0);
+    CHECK(d.allocations[0].line == 2);
+
+    const auto& p = d.allocations[2];
+    CHECK(p.color == 5);
+    CHECK(p.parameter == 1);
+    CHECK(p.parameter_shape == "(f32[4], /*index=5*/s32[])");
+    CHECK(p.parameter_shape_index == std::vector<std::int64_t>{1});
+    CHECK(p.is_aliased_parameter());
+    CHECK(p.values[0].has_shape_index);
+    CHECK(p.values[0].shape_index == std::vector<std::int64_t>{1});
+    CHECK(p.values[0].color == 5);
+
+    CHECK(d.allocations[3].output_shape == "(f32[4], f32[8,4])");
+    CHECK(d.allocations[3].values[0].has_shape_index);
+    CHECK(d.allocations[3].values[0].shape_index.empty());
+    CHECK(d.allocations[4].is_thread_local);
+    CHECK(d.allocations[5].is_constant);
+    const auto& t = d.allocations[6];
+    CHECK(t.is_preallocated_temp);
+    REQUIRE(t.values.size() == 2);
+    CHECK(t.values[1].is_phi);
+    CHECK(t.values[1].offset == 128);
+    CHECK(t.values[1].size == 32);
+    CHECK(t.values[1].shape == "f32[8]{0}");
+
+    CHECK(d.allocation_of("ynn_fusion") == &d.allocations[6]);
+    CHECK(d.allocation_of("y.1", {1}) == &d.allocations[2]);
+    CHECK(d.allocation_of("nope") == nullptr);
+    CHECK(d.find_allocation(4) == &d.allocations[4]);
+    CHECK(d.find_allocation(9) == nullptr);
+
+    const auto s = d.stats();
+    CHECK(s.argument == 128);
+    CHECK(s.output == 128 + 16);
+    CHECK(s.alias == 0);
+    CHECK(s.host_argument == 64);
+    CHECK(s.host_output == 64);
+    CHECK(s.host_alias == 64);
+    CHECK(s.temp == 160);
+    CHECK(s.constant == 8);
+    CHECK(s.thread_local_bytes == 4);
+    CHECK(s.total == 128 + 128 + 64 + 16 + 4 + 8 + 160);
+  }
+
+  TEST_CASE("the old single-file layout: totals, used values and live ranges in one text") {
+    const std::string text = std::string(
+        "BufferAssignment:\n"
+        "allocation 0: size 16, parameter 0, shape |f32[4]| at ShapeIndex {}:\n"
+        " value: <0 p @0> (size=16,offset=0): f32[4]{0}\n"
+        "allocation 1: size 16, maybe-live-out:\n"
+        " value: <1 t{} @0> (size=16,offset=0): (f32[4]{0})\n"
+        "\n"
+        "Total bytes used: 32 (32B)\n"
+        "\n"
+        "Used values:\n"
+        "<0 p @0>\n"
+        " positions:\n"
+        "  p\n"
+        "  t {0}\n"
+        " uses:\n"
+        "  t, operand 0\n"
+        "  w, operand 1 {0,2}\n"
+        " from instruction: %p = f32[4]{0} parameter(0)\n"
+        "<1 t{} @0>\n"
+        " positions:\n"
+        "  t {}\n"
+        " uses:\n"
+        "  (none)\n"
+        " from instruction: %t = (f32[4]{0}) tuple(%p)\n"
+        "HloLiveRange (max 2):\n"
+        "  InstructionSequence:\n"
+        "    0:p\n"
+        "    1:t\n"
+        "  BufferLiveRange:\n"
+        "    p{}:0-2\n"
+        "    t{}:1-2\n"
+        "  Live ranges at 1 (peak):\n"
+        "    p{}: 16 bytes (cumulative: 16 bytes)\n"
+        "    t{}: 8 bytes (cumulative: 24 bytes)\n"
+        "  Stack trace breakdown for peak usage: 24 bytes\n"
+        "    main (100.0%, total: 24 bytes)\n"
+        "      \xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 p (66.7%)\n");
+    auto r = parse_buffer_assignment_dump(text, "old.txt");
+    REQUIRE_MESSAGE(r.has_value(), r.error().to_string());
+    const auto& d = *r;
+    CHECK(d.allocations.size() == 2);
+    CHECK(d.total_bytes_used == 32);
+    REQUIRE(d.used_values.size() == 2);
+    const auto& v = d.used_values[0];
+    CHECK(v.instruction == "p");
+    REQUIRE(v.positions.size() == 2);
+    CHECK(v.positions[1].instruction == "t");
+    CHECK(v.positions[1].shape_index == std::vector<std::int64_t>{0});
+    REQUIRE(v.uses.size() == 2);
+    CHECK(v.uses[1].instruction == "w");
+    CHECK(v.uses[1].operand == 1);
+    CHECK(v.uses[1].operand_index == std::vector<std::int64_t>{0, 2});
+    CHECK(v.from_instruction == "%p = f32[4]{0} parameter(0)");
+    CHECK(d.used_values[1].uses.empty());
+    CHECK(d.used_values[1].has_shape_index);
+    REQUIRE(d.live_ranges.has_value());
+    CHECK(d.live_ranges->max_time == 2);
+    CHECK(d.live_ranges->instruction_sequence == std::vector<std::string>{"p", "t"});
+    REQUIRE(d.live_range_of("t") != nullptr);
+    CHECK(d.live_range_of("t")->start == 1);
+    CHECK(d.live_range_of("t")->end == 2);
+    CHECK(d.live_ranges->peak_time == 1);
+    CHECK(d.live_ranges->peak.size() == 2);
+    CHECK(d.live_ranges->peak_bytes == 24);
+    CHECK(d.stats().total == *d.total_bytes_used);
+  }
+
+  TEST_CASE("split files add up in one dump") {
+    buffer_assignment_dump d;
+    REQUIRE(xlamem::parse_buffer_assignment_dump_into(d, kNewLayout, "a.txt").has_value());
+    REQUIRE(
+        xlamem::parse_buffer_assignment_dump_into(d, "\nTotal bytes used: 508 (508B)\n", "b.txt")
+            .has_value());
+    CHECK(d.total_bytes_used == d.stats().total);
+    // A second set of allocation blocks does not restart at 0.
+    auto again = xlamem::parse_buffer_assignment_dump_into(d, kNewLayout, "c.txt");
+    REQUIRE_FALSE(again.has_value());
+    CHECK(again.error().message() == "c.txt:2:12: allocation 0 is out of order (expected 7)");
+  }
+
+  TEST_CASE("malformed dumps give file:line:column") {
+    struct bad_case {
+      std::string_view text;
+      std::string_view message;
+    };
+    const bad_case cases[] = {
+        {"allocation 0: 16, maybe-live-out:\n",
+         "f.txt:1:13: expected ': size ', found ': 16, maybe-live-out:'"},
+        {"allocation 0: size 1.5KiB, maybe-live-out:\n",
+         "f.txt:1:21: expected an integer size in bytes (human-readable sizes are not exact)"},
+        {"allocation 0: size 99999999999999999999:\n",
+         "f.txt:1:20: an allocation size in bytes does not fit in 64 bits"},
+        {"allocation 0: size 8, parameter 0, shape |f32[2] at ShapeIndex {}:\n",
+         "f.txt:1:43: unterminated '|' in a parameter shape"},
+        {"allocation 0: size 8, maybe-live-out\n",
+         "f.txt:1:37: expected ', ' or ':' after an allocation flag, found end of line"},
+        {"allocation 0: size 8:\n value: <1 a @0> (size=8,offset=4): f32[2]{0}\n",
+         "f.txt:2:24: value [4, 12) lies outside allocation 0 of 8 bytes"},
+        {"BufferAssignment:\n value: <1 a @0> (size=8,offset=0): f32[2]{0}\n",
+         "f.txt:2:2: a value line before any allocation header"},
+        {"allocation 0: size 8:\n value: <1 a @0> (size=8,offset=0):\n",
+         "f.txt:2:36: expected the value's shape"},
+        {"allocation 0: size 8:\n value: <x a @0> (size=8,offset=0): f32[2]{0}\n",
+         "f.txt:2:10: expected a value id, found 'x a @0> (size=8,offset=0...'"},
+        {"allocation 1: size 8:\n", "f.txt:1:12: allocation 1 is out of order (expected 0)"},
+        {"Total bytes used: 8 (8B)\nTotal bytes used: 8 (8B)\n",
+         "f.txt:2:1: a second 'Total bytes used' line"},
+        {"hello\n", "f.txt:1:1: unexpected line in a buffer-assignment dump: 'hello'"},
+        {"  positions:\n", "f.txt:1:3: unexpected indented line outside any section: 'positions:'"},
+        {"Used values:\n<1 a @0>\n weird:\n",
+         "f.txt:3:2: expected 'positions:', 'uses:' or 'from instruction:', found 'weird:'"},
+        {"Used values:\n<1 a @0>\n uses:\n  b, operand x\n",
+         "f.txt:4:14: expected an operand number, found 'x'"},
+        {"HloLiveRange (max 3):\n  BufferLiveRange:\n    a{}:2-1\n",
+         "f.txt:3:9: live range 2-1 is not within 0-3"},
+        {"HloLiveRange (max 3):\n  BufferLiveRange:\n    a{}:0-4\n",
+         "f.txt:3:9: live range 0-4 is not within 0-3"},
+        {"HloLiveRange (max 3):\n  InstructionSequence:\n    1:a\n",
+         "f.txt:3:5: time step 1 is out of order (expected 0)"},
+        {"HloLiveRange (max 3):\n  Live ranges at 1 (peak):\n    a{}: 4 bytes\n",
+         "f.txt:3:11: expected ' bytes (cumulative: ', found ' bytes'"},
+        {"HloLiveRange (max 3):\nHloLiveRange (max 3):\n",
+         "f.txt:2:1: a second HloLiveRange section"},
+        {"allocation 0: size 18446744073709551615:\nallocation 1: size 1:\n",
+         "f.txt:2:20: allocation sizes add up to more than 64 bits"},
+        {"\x01\xff", "f.txt:1:1: unexpected line in a buffer-assignment dump: '\\x01\\xff'"},
+    };
+    for (const auto& c : cases) {
+      CAPTURE(c.text);
+      auto r = parse_buffer_assignment_dump(c.text, "f.txt");
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code() == errc::parse_error);
+      CHECK(r.error().message() == c.message);
+    }
+  }
+
+  TEST_CASE("truncated and binary input never crashes") {
+    const std::string text(kNewLayout);
+    for (std::size_t n = 0; n <= text.size(); ++n) {
+      auto r = parse_buffer_assignment_dump(std::string_view(text).substr(0, n), "cut.txt");
+      if (!r) CHECK(r.error().code() == errc::parse_error);
+    }
+    std::string noise;
+    for (int i = 0; i < 4096; ++i) noise.push_back(static_cast<char>((i * 7919) % 251));
+    auto r = parse_buffer_assignment_dump(noise, "noise.bin");
+    CHECK_FALSE(r.has_value());
+  }
+
+  TEST_CASE("unknown flags are kept, never dropped") {
+    auto r =
+        parse_buffer_assignment_dump("allocation 0: size 8, page 2, maybe-live-out:\n", "f.txt");
+    REQUIRE(r.has_value());
+    CHECK(r->allocations[0].other_flags == std::vector<std::string>{"page 2"});
+    CHECK(r->allocations[0].maybe_live_out);
+  }
+
+  TEST_CASE("a missing file is not_found, naming the path") {
+    auto r = xlamem::read_buffer_assignment_dump("/nonexistent/x-buffer-assignment.txt");
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code() == errc::not_found);
+    CHECK(r.error().message().find("/nonexistent/x-buffer-assignment.txt") != std::string::npos);
+  }
+}
+
+TEST_SUITE("oracle/corpus") {
+  TEST_CASE("every dump parses and its allocations give XLA's memory_analysis figures") {
+    const fs::path root = corpus_dir();
+    REQUIRE_MESSAGE(!root.empty(),
+                    "test/data/xla-oracle not found; set XLAMEM_ORACLE_DATA to its location");
+    const auto programs = corpus_programs(root);
+    CHECK(programs.size() >= 12);
+    std::uintmax_t bytes = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root)) {
+      if (e.is_regular_file()) bytes += e.file_size();
+    }
+    CHECK(bytes < 5u * 1024 * 1024);
+
+    std::size_t largest = 0;
+    for (const auto& p : programs) {
+      CAPTURE(p.name);
+      auto r = xlamem::read_buffer_assignment_dump(p.buffer_assignment);
+      REQUIRE_MESSAGE(r.has_value(), r.error().to_string());
+      const auto& d = *r;
+      REQUIRE(!d.allocations.empty());
+      const auto ma = read_flat_json(p.dir / "memory_analysis.json");
+      REQUIRE(ma.count("temp_size_in_bytes") == 1);
+      const auto s = d.stats();
+
+      // CompiledMemoryStats::PopulateBufferStatsFromAllocations, field by field.
+      CHECK(s.argument == ma.at("argument_size_in_bytes"));
+      CHECK(s.output == ma.at("output_size_in_bytes"));
+      CHECK(s.alias == ma.at("alias_size_in_bytes"));
+      CHECK(s.temp == ma.at("temp_size_in_bytes"));
+      CHECK(s.host_argument == ma.at("host_argument_size_in_bytes"));
+      CHECK(s.host_output == ma.at("host_output_size_in_bytes"));
+      CHECK(s.host_alias == ma.at("host_alias_size_in_bytes"));
+      CHECK(s.host_temp == ma.at("host_temp_size_in_bytes"));
+      // "Total bytes used" counts every allocation, constants and thread-local ones included.
+      REQUIRE(d.total_bytes_used.has_value());
+      CHECK(s.total == *d.total_bytes_used);
+      CHECK(s.total >= s.argument + s.output - s.alias + s.temp);
+      // XLA:CPU's peak_memory_in_bytes (ComputePeakMemory over the buffer-assignment proto)
+      // counts the allocations that live for the whole run and leaves out the temp allocation:
+      // an identity on every program of this corpus (JAX 0.10.2).
+      CHECK(ma.at("peak_memory_in_bytes") == s.argument + s.output - s.alias + s.constant);
+
+      // Each class flag is exclusive where XLA makes it so.
+      for (const auto& a : d.allocations) {
+        CAPTURE(a.index);
+        CHECK(a.other_flags.empty());
+        if (a.is_preallocated_temp) {
+          CHECK_FALSE(
+              (a.is_entry_parameter() || a.maybe_live_out || a.is_constant || a.is_thread_local));
+        }
+        if (a.is_constant) CHECK(a.values.size() == 1);
+      }
+
+      // The values in the allocation blocks are exactly the used values.
+      std::map<std::uint64_t, std::string> assigned;
+      for (const auto& a : d.allocations) {
+        for (const auto& v : a.values) assigned.emplace(v.id, v.instruction);
+      }
+      CHECK(assigned.size() == d.used_values.size());
+      for (const auto& u : d.used_values) {
+        auto it = assigned.find(u.id);
+        REQUIRE_MESSAGE(it != assigned.end(), "used value " << u.id << " has no allocation");
+        CHECK(it->second == u.instruction);
+        CHECK_FALSE(u.positions.empty());
+        CHECK_FALSE(u.from_instruction.empty());
+      }
+
+      // The module defines every instruction the dump names; the schedule covers every buffer.
+      std::size_t count = 0;
+      const auto names = instruction_names(read_text(p.module), count);
+      largest = std::max(largest, count);
+      for (const auto& entry : assigned) {
+        const std::string& name = entry.second;
+        CAPTURE(name);
+        CHECK(names.count(name) == 1);
+      }
+      REQUIRE(d.live_ranges.has_value());
+      const auto& lr = *d.live_ranges;
+      CHECK(static_cast<std::int64_t>(lr.instruction_sequence.size()) == lr.max_time);
+      const std::set<std::string> scheduled(lr.instruction_sequence.begin(),
+                                            lr.instruction_sequence.end());
+      for (const auto& n : lr.instruction_sequence) CHECK(names.count(n) == 1);
+      for (const auto& b : lr.buffers) {
+        CAPTURE(b.instruction);
+        CHECK(scheduled.count(b.instruction) == 1);
+        CHECK(d.allocation_of(b.instruction, b.shape_index) != nullptr);
+      }
+      // Entry parameters live from 0 to the end (hlo-inputs.md §6.6), except donated ones
+      // (may-alias): XLA ends those at their last use so that temporaries can reuse them.
+      // A donated parameter's allocation holds temporaries too: find the parameter's value.
+      const auto entry_params = entry_parameter_names(read_text(p.module));
+      std::size_t checked = 0;
+      for (const auto& a : d.allocations) {
+        if (!a.is_entry_parameter()) continue;
+        for (const auto& v : a.values) {
+          if (entry_params.count(v.instruction) == 0) continue;
+          CAPTURE(v.instruction);
+          const auto* r0 = d.live_range_of(v.instruction, v.shape_index);
+          REQUIRE(r0 != nullptr);
+          ++checked;
+          CHECK(r0->start == 0);
+          if (!a.is_aliased_parameter()) CHECK(r0->end == lr.max_time);
+        }
+      }
+      CHECK(checked == entry_params.size());
+      // The peak list is a running sum.
+      std::uint64_t running = 0;
+      for (const auto& e : lr.peak) {
+        running += e.bytes;
+        CHECK(e.cumulative == running);
+      }
+    }
+    CHECK(largest >= 1000);  // the large model of the corpus
+  }
+
+  TEST_CASE("donated arguments alias outputs exactly as input_output_alias says") {
+    const fs::path root = corpus_dir();
+    REQUIRE(!root.empty());
+    for (const auto& p : corpus_programs(root)) {
+      CAPTURE(p.name);
+      const std::string hlo = read_text(p.module);
+      const std::string header = hlo.substr(0, hlo.find('\n'));
+      std::size_t aliases = 0;
+      const auto at = header.find("input_output_alias={");
+      if (at != std::string::npos) {
+        const auto end = header.find("}, entry_computation_layout", at);
+        REQUIRE(end != std::string::npos);
+        const std::string body = header.substr(at, end - at);
+        for (std::size_t i = body.find(": ("); i != std::string::npos; i = body.find(": (", i + 1))
+          ++aliases;
+      }
+      auto r = xlamem::read_buffer_assignment_dump(p.buffer_assignment);
+      REQUIRE(r.has_value());
+      std::size_t aliased = 0;
+      for (const auto& a : r->allocations) aliased += a.is_aliased_parameter() ? 1 : 0;
+      CHECK(aliased == aliases);
+    }
+  }
+}
