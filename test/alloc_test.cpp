@@ -1,3 +1,1151 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for the alloc area (filled by its issue).
+// Tests for xlamem/alloc: concepts (positive and near-miss models), one conformance suite over
+// every resource, pool policy combination and adaptor, pool handle semantics and exhaustion
+// behaviour per policy, debug checks, exact adaptor figures, the host allocator, and the
+// multithreaded stress in "alloc/concurrency" (CI runs that suite under ThreadSanitizer).
 #include <doctest/doctest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "xlamem/alloc/exhaustion.hpp"
+#include "xlamem/alloc/fault_injection_adaptor.hpp"
+#include "xlamem/alloc/fixed_block_pool.hpp"
+#include "xlamem/alloc/free_list.hpp"
+#include "xlamem/alloc/heap_memory.hpp"
+#include "xlamem/alloc/host_memory_allocator.hpp"
+#include "xlamem/alloc/limiting_adaptor.hpp"
+#include "xlamem/alloc/mapped_memory.hpp"
+#include "xlamem/alloc/properties.hpp"
+#include "xlamem/alloc/resource.hpp"
+#include "xlamem/alloc/statistics_adaptor.hpp"
+#include "xlamem/alloc/tracking_adaptor.hpp"
+
+using namespace xlamem;
+
+// Concept near-misses: each differs from a model in one way. (A named namespace: declared-only
+// members of internal-linkage types would draw clang's unneeded-declaration warning.)
+namespace alloc_concept_test {
+
+struct good_resource {
+  void* allocate(std::size_t, std::size_t);
+  void deallocate(void*, std::size_t, std::size_t) noexcept;
+  friend bool operator==(const good_resource&, const good_resource&) noexcept;
+  friend void get_property(const good_resource&, pinned) noexcept;
+  friend void get_property(const good_resource&, host_accessible) noexcept;
+};
+struct throwing_deallocate {
+  void* allocate(std::size_t, std::size_t);
+  void deallocate(void*, std::size_t, std::size_t);  // not noexcept
+  friend bool operator==(const throwing_deallocate&, const throwing_deallocate&) noexcept;
+};
+struct typed_allocate {
+  int* allocate(std::size_t, std::size_t);  // not void*
+  void deallocate(void*, std::size_t, std::size_t) noexcept;
+  friend bool operator==(const typed_allocate&, const typed_allocate&) noexcept;
+};
+struct no_alignment {
+  void* allocate(std::size_t);  // no alignment parameter
+  void deallocate(void*, std::size_t) noexcept;
+  friend bool operator==(const no_alignment&, const no_alignment&) noexcept;
+};
+struct not_comparable {
+  void* allocate(std::size_t, std::size_t);
+  void deallocate(void*, std::size_t, std::size_t) noexcept;
+};
+struct throwing_try : good_resource {
+  result<void*> try_allocate(std::size_t, std::size_t);  // not noexcept
+};
+struct null_try : good_resource {
+  void* try_allocate(std::size_t, std::size_t) noexcept;  // returns null, not a result
+};
+struct forwarding : forward_properties<forwarding, good_resource> {};
+
+static_assert(memory_resource<good_resource>);
+static_assert(!memory_resource<throwing_deallocate>);
+static_assert(!memory_resource<typed_allocate>);
+static_assert(!memory_resource<no_alignment>);
+static_assert(!memory_resource<not_comparable>);
+static_assert(!try_allocating_resource<good_resource>);
+static_assert(!try_allocating_resource<throwing_try>);
+static_assert(!try_allocating_resource<null_try>);
+static_assert(has_property<good_resource, pinned>);
+static_assert(has_property<good_resource, host_accessible>);
+static_assert(!has_property<good_resource, device_accessible>);
+static_assert(!has_property<good_resource, executable>);
+static_assert(has_property<forwarding, pinned>);
+static_assert(!has_property<forwarding, executable>);
+static_assert(has_property<statistics_adaptor<resource_ref<good_resource>>, pinned>);
+static_assert(has_property<fixed_block_pool<good_resource>, pinned>);
+static_assert(!has_property<fixed_block_pool<aligned_heap_memory>, pinned>);
+static_assert(has_property<mapped_memory, host_accessible>);
+
+struct list_without_flag {
+  explicit list_without_flag(std::uint32_t);
+  std::uint32_t pop() noexcept;
+  void push(std::uint32_t) noexcept;
+  void push_range(std::uint32_t, std::uint32_t) noexcept;
+};
+struct list_throwing_pop {
+  static constexpr bool thread_safe = true;
+  explicit list_throwing_pop(std::uint32_t);
+  std::uint32_t pop();
+  void push(std::uint32_t) noexcept;
+  void push_range(std::uint32_t, std::uint32_t) noexcept;
+};
+static_assert(free_list_policy<lock_free_policy>);
+static_assert(free_list_policy<mutex_fifo_policy>);
+static_assert(free_list_policy<single_thread_policy>);
+static_assert(!free_list_policy<list_without_flag>);
+static_assert(!free_list_policy<list_throwing_pop>);
+
+struct wait_without_timeout {
+  static constexpr exhaustion_action action = exhaustion_action::wait;
+};
+struct grow_without_limit {
+  static constexpr exhaustion_action action = exhaustion_action::grow;
+};
+struct no_action {};
+static_assert(!exhaustion_policy<wait_without_timeout>);
+static_assert(!exhaustion_policy<grow_without_limit>);
+static_assert(!exhaustion_policy<no_action>);
+
+}  // namespace alloc_concept_test
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Factories for the conformance suite: every resource under test, made on the heap (pools and
+// adaptors are not movable). Pools serve blocks of 256 bytes at alignment 64.
+
+constexpr std::size_t max_request = 256;
+constexpr std::size_t max_alignment = 64;
+
+template <class R>
+struct make_resource;
+
+template <>
+struct make_resource<aligned_heap_memory> {
+  static std::unique_ptr<aligned_heap_memory> make() {
+    return std::make_unique<aligned_heap_memory>();
+  }
+};
+template <>
+struct make_resource<mapped_memory> {
+  static std::unique_ptr<mapped_memory> make() {
+    return std::make_unique<mapped_memory>(mapped_memory_options{.huge_page_hint = true});
+  }
+};
+template <class F, class E>
+struct make_resource<fixed_block_pool<aligned_heap_memory, F, E>> {
+  static auto make() {
+    return std::make_unique<fixed_block_pool<aligned_heap_memory, F, E>>(
+        aligned_heap_memory{}, pool_options{.block_count = 64,
+                                            .block_size = max_request,
+                                            .alignment = max_alignment,
+                                            .name = "conformance"});
+  }
+};
+template <>
+struct make_resource<statistics_adaptor<aligned_heap_memory>> {
+  static auto make() {
+    return std::make_unique<statistics_adaptor<aligned_heap_memory>>(aligned_heap_memory{});
+  }
+};
+template <>
+struct make_resource<tracking_adaptor<aligned_heap_memory>> {
+  static auto make() {
+    return std::make_unique<tracking_adaptor<aligned_heap_memory>>(aligned_heap_memory{});
+  }
+};
+template <>
+struct make_resource<limiting_adaptor<aligned_heap_memory>> {
+  static auto make() {
+    return std::make_unique<limiting_adaptor<aligned_heap_memory>>(aligned_heap_memory{}, 1u << 20);
+  }
+};
+template <>
+struct make_resource<fault_injection_adaptor<aligned_heap_memory>> {
+  static auto make() {
+    return std::make_unique<fault_injection_adaptor<aligned_heap_memory>>(
+        aligned_heap_memory{}, fault_injection_options{});
+  }
+};
+
+template <class F, class E>
+using heap_pool = fixed_block_pool<aligned_heap_memory, F, E>;
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_SUITE("alloc/resources") {
+  TEST_CASE_TEMPLATE(
+      "conformance: alignment, sizes, reuse, errors", R, aligned_heap_memory, mapped_memory,
+      statistics_adaptor<aligned_heap_memory>, tracking_adaptor<aligned_heap_memory>,
+      limiting_adaptor<aligned_heap_memory>, fault_injection_adaptor<aligned_heap_memory>,
+      heap_pool<lock_free_policy, fail_policy>, heap_pool<lock_free_policy, wait_policy>,
+      heap_pool<lock_free_policy, grow_policy>, heap_pool<lock_free_policy, fallback_policy>,
+      heap_pool<mutex_fifo_policy, fail_policy>, heap_pool<mutex_fifo_policy, wait_policy>,
+      heap_pool<mutex_fifo_policy, grow_policy>, heap_pool<mutex_fifo_policy, fallback_policy>,
+      heap_pool<single_thread_policy, fail_policy>, heap_pool<single_thread_policy, grow_policy>,
+      heap_pool<single_thread_policy, fallback_policy>) {
+    static_assert(memory_resource<R>);
+    static_assert(try_allocating_resource<R>);
+    static_assert(has_property<R, host_accessible>);
+    auto r = make_resource<R>::make();
+    CHECK(*r == *r);
+
+    struct live {
+      void* p;
+      std::size_t bytes, alignment;
+    };
+    std::vector<live> all;
+    for (std::size_t bytes : {std::size_t{1}, std::size_t{8}, std::size_t{100}, max_request}) {
+      for (std::size_t alignment :
+           {std::size_t{1}, std::size_t{8}, std::size_t{16}, max_alignment}) {
+        void* p = r->allocate(bytes, alignment);
+        REQUIRE(p != nullptr);
+        CHECK(is_aligned(p, alignment));
+        std::memset(p, static_cast<int>(all.size()), bytes);  // writable, whole size
+        all.push_back({p, bytes, alignment});
+      }
+    }
+    // No two live allocations overlap, and each kept its contents.
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto* b = static_cast<const unsigned char*>(all[i].p);
+      CHECK(std::all_of(b, b + all[i].bytes,
+                        [&](unsigned char c) { return c == static_cast<unsigned char>(i); }));
+      for (std::size_t j = i + 1; j < all.size(); ++j) {
+        const auto a0 = reinterpret_cast<std::uintptr_t>(all[i].p);
+        const auto b0 = reinterpret_cast<std::uintptr_t>(all[j].p);
+        CHECK((a0 + all[i].bytes <= b0 || b0 + all[j].bytes <= a0));
+      }
+    }
+    for (const auto& a : all) r->deallocate(a.p, a.bytes, a.alignment);
+
+    // Reuse: a freed block can be had again (and a pool hands back the same block).
+    void* p1 = r->allocate(64, 16);
+    r->deallocate(p1, 64, 16);
+    void* p2 = r->allocate(64, 16);
+    CHECK(p2 != nullptr);
+    r->deallocate(p2, 64, 16);
+
+    // try_allocate agrees with allocate, and a bad alignment is an error, not a crash.
+    auto t = xlamem::try_allocate(*r, 32, 32);
+    REQUIRE(t.has_value());
+    CHECK(is_aligned(*t, 32));
+    r->deallocate(*t, 32, 32);
+    auto bad = xlamem::try_allocate(*r, 32, 3);
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code() == errc::invalid_argument);
+    CHECK_THROWS_AS((void)r->allocate(32, 3), xlamem::exception);
+  }
+
+  TEST_CASE("aligned_heap_memory and mapped_memory honour large alignments") {
+    aligned_heap_memory heap;
+    void* p = heap.allocate(10, 4096);
+    CHECK(is_aligned(p, 4096));
+    heap.deallocate(p, 10, 4096);
+
+    mapped_memory pages;
+    const std::size_t page = mapped_memory::page_size();
+    void* q = pages.allocate(3 * page + 1, 1u << 21);  // 2 MiB: over-map and trim
+    CHECK(is_aligned(q, 1u << 21));
+    std::memset(q, 1, 3 * page + 1);
+    pages.deallocate(q, 3 * page + 1, 1u << 21);
+    void* z = pages.allocate(0, 8);  // a zero-byte request still gets a (page) mapping
+    CHECK(z != nullptr);
+    pages.deallocate(z, 0, 8);
+  }
+
+  TEST_CASE("mapped_memory reports an impossible request as out_of_memory") {
+    mapped_memory pages;
+    auto r = pages.try_allocate(SIZE_MAX - 10, 8);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code() == errc::out_of_memory);
+    CHECK(r.error().message().find("mapped_memory") != std::string::npos);
+    CHECK_THROWS_AS((void)pages.allocate(SIZE_MAX / 2, 8), xlamem::out_of_memory);
+  }
+
+  TEST_CASE("resource_ref borrows, compares by referent and forwards properties") {
+    aligned_heap_memory heap;
+    auto a = borrow(heap);
+    auto b = borrow(heap);
+    CHECK(a == b);
+    void* p = a.allocate(16, 16);
+    b.deallocate(p, 16, 16);
+    CHECK(&a.get() == &heap);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+struct misuse_log {
+  std::vector<std::string> messages;
+  static void record(void* self, const char* message) {
+    static_cast<misuse_log*>(self)->messages.emplace_back(message);
+  }
+  misuse_handler handler() { return {&misuse_log::record, this}; }
+  [[nodiscard]] bool saw(const std::string& needle) const {
+    return std::any_of(messages.begin(), messages.end(),
+                       [&](const std::string& m) { return m.find(needle) != std::string::npos; });
+  }
+};
+
+using counted_heap = statistics_adaptor<aligned_heap_memory>;
+
+template <class F, class E>
+using counted_pool = fixed_block_pool<resource_ref<counted_heap>, F, E>;
+
+template <class E>
+E test_policy() {
+  if constexpr (E::action == exhaustion_action::wait) {
+    return E{std::chrono::milliseconds(20)};
+  } else if constexpr (E::action == exhaustion_action::grow) {
+    return E{3};
+  } else {
+    return E{};
+  }
+}
+
+}  // namespace
+
+TEST_SUITE("alloc/pool") {
+  TEST_CASE_TEMPLATE(
+      "pool policies: one upstream allocation, alignment, exhaustion, handles", P,
+      counted_pool<lock_free_policy, fail_policy>, counted_pool<lock_free_policy, wait_policy>,
+      counted_pool<lock_free_policy, grow_policy>, counted_pool<lock_free_policy, fallback_policy>,
+      counted_pool<mutex_fifo_policy, fail_policy>, counted_pool<mutex_fifo_policy, wait_policy>,
+      counted_pool<mutex_fifo_policy, grow_policy>,
+      counted_pool<mutex_fifo_policy, fallback_policy>,
+      counted_pool<single_thread_policy, fail_policy>,
+      counted_pool<single_thread_policy, grow_policy>,
+      counted_pool<single_thread_policy, fallback_policy>) {
+    using E = typename P::exhaustion_type;
+    counted_heap heap{aligned_heap_memory{}};
+    constexpr std::uint32_t n = 4;
+    constexpr std::size_t b = 24;
+    constexpr std::size_t a = 32;
+    {
+      P pool(borrow(heap),
+             pool_options{.block_count = n, .block_size = b, .alignment = a, .name = "staging"},
+             test_policy<E>());
+      // N blocks of B at A come from ONE upstream allocation of N * align_up(B, A) bytes.
+      CHECK(heap.statistics().total_count == 1);
+      CHECK(heap.statistics().current_bytes == static_cast<std::int64_t>(n * 32));
+      CHECK(pool.block_count() == n);
+      CHECK(pool.block_size() == b);
+      CHECK(pool.stride() == 32);
+      CHECK(pool.capacity() == n);
+
+      std::vector<typename P::handle> held;
+      std::set<void*> distinct;
+      for (std::uint32_t i = 0; i < n; ++i) {
+        auto h = pool.try_acquire();
+        REQUIRE(h.has_value());
+        CHECK(is_aligned(h->data(), a));
+        CHECK(h->size() == b);
+        CHECK(pool.owns(h->data()));
+        CHECK_FALSE(h->from_upstream());
+        distinct.insert(h->data());
+        held.push_back(std::move(*h));
+      }
+      CHECK(distinct.size() == n);
+
+      // Exhaustion, per policy.
+      auto extra = pool.try_acquire();
+      if constexpr (E::action == exhaustion_action::fail || E::action == exhaustion_action::wait) {
+        REQUIRE_FALSE(extra.has_value());
+        CHECK(extra.error().code() == errc::resource_exhausted);
+        CHECK(extra.error().message().find("'staging'") != std::string::npos);
+        CHECK(extra.error().message().find("all 4 blocks of 24 bytes") != std::string::npos);
+        if constexpr (E::action == exhaustion_action::wait) {
+          CHECK(extra.error().message().find("waited 20 ms") != std::string::npos);
+        }
+        CHECK_THROWS_AS((void)pool.acquire(), xlamem::out_of_memory);
+      } else if constexpr (E::action == exhaustion_action::grow) {
+        REQUIRE(extra.has_value());
+        CHECK(pool.chunk_count() == 2);
+        CHECK(pool.capacity() == 2 * n);
+        CHECK(heap.statistics().total_count == 2);
+        CHECK(pool.owns(extra->data()));
+        for (std::uint32_t i = 1; i < 2 * n; ++i)
+          held.push_back(pool.acquire());  // fills chunk 2 and 3
+        CHECK(pool.chunk_count() == 3);
+        auto over = pool.try_acquire();
+        REQUIRE_FALSE(over.has_value());
+        CHECK(over.error().code() == errc::resource_exhausted);
+        CHECK(over.error().message().find("limit of 3 chunks") != std::string::npos);
+        CHECK(over.error().message().find("all 12 blocks of 24 bytes") != std::string::npos);
+      } else {
+        REQUIRE(extra.has_value());
+        CHECK(extra->from_upstream());
+        CHECK(extra->index() == P::upstream_index);
+        CHECK_FALSE(pool.owns(extra->data()));
+        CHECK(is_aligned(extra->data(), a));
+        CHECK(heap.statistics().current_count == 2);
+        extra->reset();
+        CHECK(heap.statistics().current_count == 1);  // went back to the upstream
+      }
+      held.clear();
+      if (extra.has_value()) extra->reset();
+
+      // Reuse order: FIFO for mutex_fifo (XLA), LIFO otherwise.
+      auto h0 = pool.acquire();
+      auto h1 = pool.acquire();
+      void* p0 = h0.data();
+      void* p1 = h1.data();
+      h1.reset();
+      h0.reset();
+      auto again = pool.acquire();
+      if constexpr (std::is_same_v<typename P::free_list_type, mutex_fifo_policy>) {
+        CHECK(again.data() != p0);  // older free blocks come first
+      } else {
+        CHECK(again.data() == p0);
+      }
+      (void)p1;
+      again.reset();
+
+      // Handle semantics: move nulls the source; move-assign releases its own block first.
+      {
+        std::vector<typename P::handle> hs;
+        for (std::uint32_t i = 0; i < n; ++i) hs.push_back(pool.acquire());
+        typename P::handle moved(std::move(hs[0]));
+        CHECK_FALSE(hs[0]);
+        CHECK(hs[0].data() == nullptr);
+        CHECK(moved);
+        void* kept = hs[2].data();
+        hs[1] = std::move(hs[2]);  // hs[1]'s block goes back first
+        CHECK(hs[1].data() == kept);
+        auto one_more = pool.try_acquire();  // the released one is free again
+        CHECK(one_more.has_value());
+        if (one_more.has_value()) CHECK_FALSE(one_more->from_upstream());
+      }
+
+      // Typed access refuses a T that does not fit.
+      auto h = pool.acquire();
+      *h.template get<std::uint64_t>() = 42;
+      CHECK(*h.template get<std::uint64_t>() == 42);
+      struct too_big {
+        char bytes[25];
+      };
+      struct too_aligned {
+        alignas(64) char c;
+      };
+      CHECK_THROWS_AS((void)h.template get<too_big>(), xlamem::exception);
+      auto e = h.template try_get<too_aligned>();
+      REQUIRE_FALSE(e.has_value());
+      CHECK(e.error().code() == errc::invalid_argument);
+      CHECK(e.error().message().find("'staging'") != std::string::npos);
+      typename P::handle empty;
+      CHECK_FALSE(empty.template try_get<int>().has_value());
+      CHECK(empty.size() == 0);
+    }
+    CHECK(heap.statistics().current_bytes == 0);  // every chunk went back
+  }
+
+  TEST_CASE("pool options are validated and upstream failures reported") {
+    using pool_t = fixed_block_pool<aligned_heap_memory>;
+    auto zero = pool_t::create(aligned_heap_memory{}, pool_options{.block_count = 0, .name = "z"});
+    REQUIRE_FALSE(zero.has_value());
+    CHECK(zero.error().code() == errc::invalid_argument);
+    CHECK(zero.error().message() == "fixed_block_pool 'z': block_count must be at least 1");
+    auto align = pool_t::create(aligned_heap_memory{}, pool_options{.alignment = 48});
+    REQUIRE_FALSE(align.has_value());
+    CHECK(align.error().message().find("alignment 48 is not a power of two") != std::string::npos);
+    auto size = pool_t::create(aligned_heap_memory{}, pool_options{.block_size = 0});
+    CHECK_FALSE(size.has_value());
+    CHECK_THROWS_AS(pool_t(aligned_heap_memory{}, pool_options{.block_size = 0}),
+                    xlamem::exception);
+    auto huge = pool_t::create(aligned_heap_memory{},
+                               pool_options{.block_count = 1u << 30, .block_size = SIZE_MAX / 4});
+    REQUIRE_FALSE(huge.has_value());
+    CHECK(huge.error().message().find("overflows") != std::string::npos);
+
+    using limited = limiting_adaptor<aligned_heap_memory>;
+    limited cap(aligned_heap_memory{}, 100);
+    auto small = fixed_block_pool<resource_ref<limited>>::create(
+        borrow(cap), pool_options{.block_count = 8, .block_size = 16, .alignment = 16});
+    REQUIRE_FALSE(small.has_value());
+    CHECK(small.error().code() == errc::out_of_memory);
+    CHECK(small.error().message() ==
+          "fixed_block_pool 'fixed_block_pool': taking 8 blocks of 16 bytes: limiting_adaptor: 128 "
+          "more bytes would pass the limit of 100 bytes (0 in use)");
+    auto ok = pool_t::create(aligned_heap_memory{}, pool_options{});
+    REQUIRE(ok.has_value());
+    CHECK((*ok)->block_count() == 128);  // XLA's size
+
+    // Growing past the upstream's limit is an out_of_memory naming the pool.
+    limited cap2(aligned_heap_memory{}, 64);
+    fixed_block_pool<resource_ref<limited>, lock_free_policy, grow_policy> g(
+        borrow(cap2),
+        pool_options{.block_count = 2, .block_size = 32, .alignment = 32, .name = "g"},
+        grow_policy{4});
+    auto a = g.acquire();
+    auto b = g.acquire();
+    auto c = g.try_acquire();
+    REQUIRE_FALSE(c.has_value());
+    CHECK(c.error().code() == errc::out_of_memory);
+    CHECK(c.error().message().find("fixed_block_pool 'g': growing") != std::string::npos);
+  }
+
+  TEST_CASE("the pool as a resource refuses what does not fit, unless it falls back") {
+    fixed_block_pool<aligned_heap_memory> pool(
+        aligned_heap_memory{}, pool_options{.block_count = 2, .block_size = 16, .alignment = 16});
+    auto r = pool.try_allocate(17, 8);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code() == errc::out_of_memory);
+    CHECK(r.error().message() ==
+          "fixed_block_pool 'fixed_block_pool': a request of 17 bytes at alignment 8 does not fit "
+          "its blocks of 16 bytes at alignment 16");
+    CHECK_THROWS_AS((void)pool.allocate(8, 32), xlamem::out_of_memory);
+
+    counted_heap heap{aligned_heap_memory{}};
+    fixed_block_pool<resource_ref<counted_heap>, lock_free_policy, fallback_policy> fb(
+        borrow(heap), pool_options{.block_count = 2, .block_size = 16, .alignment = 16});
+    void* big = fb.allocate(100, 64);
+    CHECK(is_aligned(big, 64));
+    CHECK(heap.statistics().current_count == 2);
+    fb.deallocate(big, 100, 64);
+    CHECK(heap.statistics().current_count == 1);
+  }
+
+  TEST_CASE_TEMPLATE("bulk acquire/release and local_cache", F, lock_free_policy, mutex_fifo_policy,
+                     single_thread_policy) {
+    using pool_t = fixed_block_pool<aligned_heap_memory, F>;
+    pool_t pool(aligned_heap_memory{},
+                pool_options{.block_count = 8, .block_size = 24, .alignment = 8, .name = "bulk"});
+    CHECK(pool.stride() == 24);  // not a power of two: the raw path divides
+    {
+      typename pool_t::handle hs[5];
+      REQUIRE(pool.try_acquire_many(hs).has_value());
+      std::set<void*> distinct;
+      for (auto& h : hs) {
+        CHECK(h);
+        CHECK(pool.owns(h.data()));
+        distinct.insert(h.data());
+      }
+      CHECK(distinct.size() == 5);
+      typename pool_t::handle more[4];
+      auto r = pool.try_acquire_many(more);  // only 3 left: all or nothing
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code() == errc::resource_exhausted);
+      CHECK(std::none_of(std::begin(more), std::end(more),
+                         [](const auto& h) { return static_cast<bool>(h); }));
+      typename pool_t::handle three[3];
+      CHECK(pool.try_acquire_many(three).has_value());
+      pool.release_many(hs);
+      CHECK(std::none_of(std::begin(hs), std::end(hs),
+                         [](const auto& h) { return static_cast<bool>(h); }));
+      pool.release_many(three);
+    }
+    // Raw pointers map back to blocks through the division path too.
+    void* p = pool.allocate(24, 8);
+    CHECK(pool.owns(p));
+    CHECK_FALSE(pool.owns(static_cast<char*>(p) + 1));
+    pool.deallocate(p, 24, 8);
+
+    {
+      typename pool_t::local_cache cache(pool, 4);
+      auto a = cache.acquire();  // refills 2 from the pool, hands out 1
+      CHECK(cache.cached() == 1);
+      CHECK(a.size() == 24);
+      *a.template get<std::uint64_t>() = 7;
+      auto b = cache.acquire();
+      auto c = cache.acquire();  // refills again
+      CHECK(cache.cached() == 1);
+      std::vector<typename pool_t::handle> rest;
+      while (true) {
+        auto h = pool.try_acquire();
+        if (!h.has_value()) break;
+        rest.push_back(std::move(*h));
+      }
+      CHECK(rest.size() == 4);  // 8 - 3 held - 1 cached
+      a.reset();
+      b.reset();
+      c.reset();
+      CHECK(cache.cached() == 4);
+      auto d = cache.acquire();
+      CHECK(cache.cached() == 3);
+      rest.clear();
+      d.reset();
+    }
+    // The cache gave everything back.
+    typename pool_t::handle all[8];
+    CHECK(pool.try_acquire_many(all).has_value());
+  }
+
+  TEST_CASE("local_cache flushes half its capacity when full and falls back to the policy") {
+    using pool_t = fixed_block_pool<aligned_heap_memory, lock_free_policy, fallback_policy>;
+    pool_t pool(aligned_heap_memory{},
+                pool_options{.block_count = 8, .block_size = 16, .alignment = 16});
+    pool_t::local_cache cache(pool, 4);
+    std::vector<pool_t::local_cache::handle> hs;
+    for (int i = 0; i < 10; ++i) hs.push_back(cache.acquire());  // 8 from the pool, 2 from upstream
+    CHECK(std::count_if(hs.begin(), hs.end(), [](const auto& h) { return h.from_upstream(); }) ==
+          2);
+    hs.clear();  // 2 go upstream, 8 into the cache, which flushes 2 at a time when full
+    CHECK(cache.cached() <= 4);
+    CHECK(cache.cached() >= 2);
+  }
+
+#if XLAMEM_DEBUG_CHECKS
+  TEST_CASE("debug checks: double release, foreign pointers, poisoning, leaks") {
+    misuse_log log;
+    {
+      fixed_block_pool<aligned_heap_memory, mutex_fifo_policy> pool(
+          aligned_heap_memory{}, pool_options{.block_count = 4,
+                                              .block_size = 32,
+                                              .alignment = 16,
+                                              .name = "dbg",
+                                              .on_misuse = log.handler()});
+      void* p = pool.allocate(32, 16);
+      CHECK(pool.held() == 1);
+      std::memset(p, 7, 32);
+      pool.deallocate(p, 32, 16);
+      // Released blocks are poisoned.
+      const auto* bytes = static_cast<const unsigned char*>(p);
+      CHECK(std::all_of(bytes, bytes + 32, [](unsigned char c) { return c == poison_byte; }));
+      CHECK(log.messages.empty());
+
+      pool.deallocate(p, 32, 16);
+      CHECK(log.saw("fixed_block_pool 'dbg': double release of block 0"));
+      CHECK(pool.held() == 0);  // the second release was ignored
+
+      int local = 0;
+      pool.deallocate(&local, 4, 4);
+      CHECK(log.saw("fixed_block_pool 'dbg': deallocate of a pointer it did not hand out"));
+      pool.deallocate(static_cast<char*>(p) + 8, 32, 16);  // inside a block but not its start
+      CHECK(log.messages.size() == 3);
+
+      // A write after release is caught when the block is next handed out (FIFO: block 0
+      // comes back after blocks 1..3).
+      static_cast<unsigned char*>(p)[5] = 1;
+      std::vector<fixed_block_pool<aligned_heap_memory, mutex_fifo_policy>::handle> hs;
+      for (int i = 0; i < 4; ++i) hs.push_back(pool.acquire());
+      CHECK(log.saw("block 0 was written after its release (byte 5)"));
+      hs.pop_back();
+      auto leaked = pool.acquire();
+      (void)leaked.data();
+      hs.clear();
+      // `leaked` still holds a block when the pool dies below (declared after the pool, so it
+      // is destroyed first): release it by hand to keep the test clean, then provoke the report
+      // with a raw allocation instead.
+      leaked.reset();
+      (void)pool.allocate(8, 8);
+    }
+    CHECK(log.saw("fixed_block_pool 'dbg': destroyed while 1 block(s) are still held"));
+
+    misuse_log log2;
+    fixed_block_pool<aligned_heap_memory> pool(
+        aligned_heap_memory{},
+        pool_options{.block_count = 4, .block_size = 8, .name = "c", .on_misuse = log2.handler()});
+    {
+      auto cache = std::make_unique<fixed_block_pool<aligned_heap_memory>::local_cache>(pool);
+      auto h = cache->acquire();
+      cache.reset();  // destroyed while h still holds a block
+      CHECK(log2.saw(
+          "fixed_block_pool 'c': local_cache destroyed while 1 of its block(s) are still held"));
+      // h would now release into a dead cache: hand its block back to the pool by hand.
+      pool.deallocate(h.detach(), 8, 8);
+    }
+  }
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+
+TEST_SUITE("alloc/adaptors") {
+  TEST_CASE("statistics_adaptor: exact current, peak and totals; scopes; reset") {
+    statistics_adaptor<aligned_heap_memory> stats{aligned_heap_memory{}};
+    void* a = stats.allocate(100, 8);
+    void* b = stats.allocate(50, 8);
+    stats.deallocate(a, 100, 8);
+    void* c = stats.allocate(30, 8);
+    auto s = stats.statistics();
+    CHECK(s.current_bytes == 80);
+    CHECK(s.peak_bytes == 150);
+    CHECK(s.total_bytes == 180);
+    CHECK(s.current_count == 2);
+    CHECK(s.peak_count == 2);
+    CHECK(s.total_count == 3);
+    {
+      auto scope = stats.make_scope();
+      void* d = stats.allocate(1000, 8);
+      stats.deallocate(b, 50, 8);  // allocated before the scope: negative within it
+      auto inner = scope.statistics();
+      CHECK(inner.current_bytes == 950);
+      CHECK(inner.peak_bytes == 1000);
+      CHECK(inner.total_count == 1);
+      stats.deallocate(d, 1000, 8);
+      const auto popped = scope.pop();
+      CHECK(popped.current_bytes == -50);
+      CHECK(popped.peak_bytes == 1000);
+    }
+    s = stats.statistics();
+    CHECK(s.current_bytes == 30);
+    CHECK(s.peak_bytes == 1080);  // 80 outside + 1000 at the scope's peak
+    CHECK(s.total_bytes == 1180);
+    CHECK(s.total_count == 4);
+    stats.reset();
+    s = stats.statistics();
+    CHECK(s == allocation_statistics{30, 30, 0, 1, 1, 0});
+    stats.deallocate(c, 30, 8);
+    CHECK_THROWS_AS((void)stats.pop_scope(), xlamem::exception);
+  }
+
+  TEST_CASE("tracking_adaptor: outstanding list and an exact leak report with the tag") {
+    std::string report;
+    misuse_log misuse;
+    {
+      tracking_adaptor<aligned_heap_memory> t(
+          aligned_heap_memory{}, tracking_options{.tag = "staging",
+                                                  .on_leak = {[](void* ctx, const char* text) {
+                                                                *static_cast<std::string*>(ctx) =
+                                                                    text;
+                                                              },
+                                                              &report},
+                                                  .on_misuse = {&misuse_log::record, &misuse}});
+      void* a = t.allocate(64, 16);
+      void* b = t.allocate(8, 8);
+      void* c = t.allocate(32, 8);
+      t.deallocate(b, 8, 8);
+      CHECK(t.outstanding().size() == 2);
+      CHECK(t.outstanding_bytes() == 96);
+      CHECK(t.outstanding()[0].pointer == a);
+      t.deallocate(c, 31, 8);  // wrong size: reported, not forwarded
+      CHECK(misuse.saw("tracking_adaptor 'staging': deallocate of allocation #3 with 31 bytes"));
+      int local = 0;
+      t.deallocate(&local, 4, 4);
+      CHECK(misuse.saw("did not hand out"));
+      CHECK(t.leak_report() ==
+            "tracking_adaptor 'staging': 2 allocation(s) leaked, 96 bytes\n"
+            "  #1: 64 bytes at alignment 16\n"
+            "  #3: 32 bytes at alignment 8\n");
+      (void)a;
+      // Leak a and c on purpose; free them through the upstream after the report is taken.
+      t.upstream().deallocate(a, 64, 16);
+      t.upstream().deallocate(c, 32, 8);
+    }
+    CHECK(report ==
+          "tracking_adaptor 'staging': 2 allocation(s) leaked, 96 bytes\n"
+          "  #1: 64 bytes at alignment 16\n"
+          "  #3: 32 bytes at alignment 8\n");
+    report.clear();
+    {
+      tracking_adaptor<aligned_heap_memory> clean(
+          aligned_heap_memory{}, tracking_options{.tag = "clean",
+                                                  .on_leak = {[](void* ctx, const char* text) {
+                                                                *static_cast<std::string*>(ctx) =
+                                                                    text;
+                                                              },
+                                                              &report}});
+      clean.deallocate(clean.allocate(8, 8), 8, 8);
+      CHECK(clean.leak_report().empty());
+    }
+    CHECK(report.empty());
+  }
+
+  TEST_CASE("limiting_adaptor: a byte cap, then out_of_memory") {
+    limiting_adaptor<aligned_heap_memory> cap(aligned_heap_memory{}, 100);
+    void* a = cap.allocate(60, 8);
+    void* b = cap.allocate(40, 8);
+    CHECK(cap.used() == 100);
+    auto r = cap.try_allocate(1, 8);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code() == errc::out_of_memory);
+    CHECK(r.error().message() ==
+          "limiting_adaptor: 1 more bytes would pass the limit of 100 bytes (100 in use)");
+    CHECK_THROWS_AS((void)cap.allocate(1, 8), xlamem::out_of_memory);
+    cap.deallocate(b, 40, 8);
+    void* c = cap.allocate(40, 8);
+    CHECK(cap.used() == 100);
+    cap.deallocate(a, 60, 8);
+    cap.deallocate(c, 40, 8);
+    CHECK(cap.used() == 0);
+    CHECK_FALSE(cap.try_allocate(101, 8).has_value());
+  }
+
+  TEST_CASE("fault_injection_adaptor: the Nth allocation, a byte budget, a seeded probability") {
+    aligned_heap_memory heap;
+    {
+      fault_injection_adaptor<resource_ref<aligned_heap_memory>> f(borrow(heap), {.fail_nth = 3});
+      std::vector<bool> ok;
+      for (int i = 0; i < 5; ++i) {
+        auto r = f.try_allocate(8, 8);
+        ok.push_back(r.has_value());
+        if (r.has_value()) f.deallocate(*r, 8, 8);
+        if (i == 2) {
+          REQUIRE_FALSE(r.has_value());
+          CHECK(r.error().message() ==
+                "fault_injection_adaptor: injected failure of allocation #3 (8 bytes, by its "
+                "number)");
+        }
+      }
+      CHECK(ok == std::vector<bool>{true, true, false, true, true});
+      CHECK(f.injected() == 1);
+      CHECK(f.attempts() == 5);
+    }
+    {
+      fault_injection_adaptor<resource_ref<aligned_heap_memory>> f(
+          borrow(heap), {.fail_nth = 2, .keep_failing = true});
+      void* p = f.allocate(8, 8);
+      CHECK_THROWS_AS((void)f.allocate(8, 8), xlamem::out_of_memory);
+      CHECK_THROWS_AS((void)f.allocate(8, 8), xlamem::out_of_memory);
+      f.deallocate(p, 8, 8);
+    }
+    {
+      fault_injection_adaptor<resource_ref<aligned_heap_memory>> f(borrow(heap),
+                                                                   {.fail_after_bytes = 100});
+      void* a = f.allocate(60, 8);
+      f.deallocate(a, 60, 8);  // frees do not refill the budget
+      void* b = f.allocate(40, 8);
+      auto c = f.try_allocate(1, 8);
+      REQUIRE_FALSE(c.has_value());
+      CHECK(c.error().message().find("by the byte budget") != std::string::npos);
+      f.deallocate(b, 40, 8);
+    }
+    auto pattern = [&](std::uint64_t seed) {
+      fault_injection_adaptor<resource_ref<aligned_heap_memory>> f(
+          borrow(heap), {.probability = 0.25, .seed = seed});
+      std::vector<bool> fails;
+      for (int i = 0; i < 400; ++i) {
+        auto r = f.try_allocate(8, 8);
+        fails.push_back(!r.has_value());
+        if (r.has_value()) f.deallocate(*r, 8, 8);
+      }
+      return fails;
+    };
+    const auto p1 = pattern(42);
+    CHECK(p1 == pattern(42));  // same seed, same failures
+    CHECK(p1 != pattern(43));
+    const auto n = std::count(p1.begin(), p1.end(), true);
+    CHECK(n > 60);
+    CHECK(n < 140);
+  }
+
+  TEST_CASE("adaptors stack over a pool and over each other") {
+    fixed_block_pool<aligned_heap_memory> pool(
+        aligned_heap_memory{}, pool_options{.block_count = 2, .block_size = 64, .alignment = 64});
+    statistics_adaptor<resource_ref<decltype(pool)>> stats(borrow(pool));
+    fault_injection_adaptor<resource_ref<decltype(stats)>> faults(borrow(stats), {.fail_nth = 2});
+    void* a = faults.allocate(64, 64);
+    CHECK_THROWS_AS((void)faults.allocate(64, 64), xlamem::out_of_memory);
+    void* b = faults.allocate(64, 64);
+    CHECK_THROWS_AS((void)faults.allocate(64, 64), xlamem::out_of_memory);  // pool exhausted
+    CHECK(stats.statistics().current_count == 2);
+    faults.deallocate(a, 64, 64);
+    faults.deallocate(b, 64, 64);
+    CHECK(stats.statistics().peak_bytes == 128);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+namespace {
+
+struct dma_log {
+  std::vector<std::string> events;
+  bool fail_map = false;
+  static result<void> map(void* ctx, std::optional<int> device, void* p, std::size_t bytes) {
+    auto* self = static_cast<dma_log*>(ctx);
+    if (self->fail_map) return error(errc::unavailable, "device 3 refused the mapping");
+    self->events.push_back("map " + std::to_string(device.value_or(-1)) + " " +
+                           std::to_string(bytes) +
+                           (is_aligned(p, 256) ? " aligned" : " unaligned"));
+    return {};
+  }
+  static result<void> unmap(void* ctx, std::optional<int> device, void*) {
+    static_cast<dma_log*>(ctx)->events.push_back("unmap " + std::to_string(device.value_or(-1)));
+    return {};
+  }
+};
+
+}  // namespace
+
+namespace alloc_concept_test {
+
+// A resource that records the NUMA node it was asked for.
+struct numa_heap {
+  int* last_node;
+  void* allocate(std::size_t bytes, std::size_t alignment) {
+    return aligned_heap_memory{}.allocate(bytes, alignment);
+  }
+  void* allocate_on_node(std::size_t bytes, std::size_t alignment, int node) {
+    *last_node = node;
+    return allocate(bytes, alignment);
+  }
+  void deallocate(void* p, std::size_t bytes, std::size_t alignment) noexcept {
+    aligned_heap_memory{}.deallocate(p, bytes, alignment);
+  }
+  friend bool operator==(const numa_heap&, const numa_heap&) noexcept { return true; }
+  friend void get_property(const numa_heap&, host_accessible) noexcept {}
+};
+static_assert(numa_aware_resource<numa_heap>);
+static_assert(!numa_aware_resource<aligned_heap_memory>);
+
+}  // namespace alloc_concept_test
+
+TEST_SUITE("alloc/host_allocator") {
+  TEST_CASE("host_memory_allocator over any resource: alignment, size 0, DMA hooks, NUMA hint") {
+    counted_heap heap{aligned_heap_memory{}};
+    dma_log log;
+    host_memory_allocator alloc(
+        borrow(heap),
+        host_allocator_options{.alignment = 256, .dma = {&dma_log::map, &dma_log::unmap, &log}});
+    CHECK(alloc.options().alignment == 256);
+    {
+      auto p = alloc.allocate(1000, host_allocate_options{.local_device = 2});
+      REQUIRE(p != nullptr);
+      CHECK(is_aligned(p.get(), 256));
+      std::memset(p.get(), 1, 1000);
+      CHECK(heap.statistics().current_count == 1);
+      auto copy = alloc;  // copies share the state
+      CHECK(copy == alloc);
+      auto q = copy.allocate(10);
+      CHECK(is_aligned(q.get(), 256));
+    }
+    CHECK(heap.statistics().current_bytes == 0);
+    CHECK(log.events == std::vector<std::string>{"map 2 1000 aligned", "map -1 10 aligned",
+                                                 "unmap -1", "unmap 2"});
+
+    auto zero = alloc.try_allocate(0);
+    REQUIRE(zero.has_value());
+    CHECK(*zero == nullptr);
+
+    log.fail_map = true;
+    auto failed = alloc.try_allocate(64);
+    REQUIRE_FALSE(failed.has_value());
+    CHECK(failed.error().code() == errc::unavailable);
+    CHECK(failed.error().message().find("DMA map of 64 bytes") != std::string::npos);
+    CHECK(heap.statistics().current_bytes == 0);  // the block went back
+
+    int node = -7;
+    host_memory_allocator numa(alloc_concept_test::numa_heap{&node});
+    auto n0 = numa.allocate(16);
+    CHECK(node == -7);  // no hint: plain allocate
+    auto n1 = numa.allocate(16, host_allocate_options{.numa_node = 1});
+    CHECK(node == 1);
+
+    limiting_adaptor<aligned_heap_memory> cap(aligned_heap_memory{}, 100);
+    host_memory_allocator small(borrow(cap));
+    auto big = small.try_allocate(1000);
+    REQUIRE_FALSE(big.has_value());
+    CHECK(big.error().code() == errc::out_of_memory);
+    CHECK(big.error().message().find("host_memory_allocator: allocating 1000 bytes") == 0);
+    CHECK_THROWS_AS((void)small.allocate(1000), xlamem::out_of_memory);
+    CHECK_THROWS_AS(
+        host_memory_allocator(aligned_heap_memory{}, host_allocator_options{.alignment = 3}),
+        xlamem::exception);
+  }
+
+  TEST_CASE("host_memory_allocator over a pinned-style pool") {
+    fixed_block_pool<aligned_heap_memory> pool(
+        aligned_heap_memory{}, pool_options{.block_count = 4, .block_size = 256, .alignment = 64});
+    host_memory_allocator alloc(borrow(pool));
+    auto p = alloc.allocate(100);
+    CHECK(is_aligned(p.get(), 64));
+    auto too_big = alloc.try_allocate(1000);  // does not fit a block
+    CHECK_FALSE(too_big.has_value());
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stress: each holder writes its own id into the block and checks it before release, so a
+// block handed to two holders at once is caught. Counts: 1'000'000 acquire/release pairs for
+// the default pool (lock_free + fail) over 2 and 4 threads, 100'000 for every other
+// thread-safe combination; pools are small (threads + 1 blocks, each thread holds up to 2) so
+// exhaustion, waiting, growth and fallback all happen under contention.
+
+namespace {
+
+template <class Pool>
+std::uint64_t stress(Pool& pool, int threads, std::uint64_t pairs_per_thread) {
+  std::atomic<std::uint64_t> corrupt{0};
+  std::atomic<std::uint64_t> done{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < threads; ++t) {
+    ts.emplace_back([&, t] {
+      typename Pool::handle slots[2];
+      std::uint64_t ids[2] = {0, 0};
+      std::uint64_t pairs = 0;
+      std::uint64_t bad = 0;
+      for (std::uint64_t k = 0; pairs < pairs_per_thread; ++k) {
+        auto& slot = slots[k & 1];
+        if (slot) {
+          if (*slot.template get<std::uint64_t>() != ids[k & 1]) ++bad;
+          slot.reset();
+          ++pairs;
+          continue;
+        }
+        auto h = pool.try_acquire();
+        if (!h.has_value()) {
+          std::this_thread::yield();  // exhausted (fail policy): try again later
+          continue;
+        }
+        const std::uint64_t id = (static_cast<std::uint64_t>(t + 1) << 40) | k;
+        *h->template get<std::uint64_t>() = id;
+        ids[k & 1] = id;
+        slot = std::move(*h);
+      }
+      corrupt.fetch_add(bad);
+      done.fetch_add(pairs);
+    });
+  }
+  for (auto& th : ts) th.join();
+  CHECK(corrupt.load() == 0);
+  return done.load();
+}
+
+template <class F, class E>
+void stress_combination(std::uint64_t total_pairs) {
+  std::uint64_t done = 0;
+  for (int threads : {2, 4}) {
+    E policy{};
+    if constexpr (E::action == exhaustion_action::grow) policy.max_chunks = 8;
+    fixed_block_pool<aligned_heap_memory, F, E> pool(
+        aligned_heap_memory{},
+        pool_options{.block_count = static_cast<std::uint32_t>(threads + 1),
+                     .block_size = 64,
+                     .alignment = 64,
+                     .name = "stress"},
+        policy);
+    done += stress(pool, threads, total_pairs / 2 / static_cast<std::uint64_t>(threads));
+    if constexpr (XLAMEM_DEBUG_CHECKS != 0) CHECK(pool.held() == 0);
+  }
+  CHECK(done == total_pairs);
+}
+
+}  // namespace
+
+TEST_SUITE("alloc/concurrency") {
+  TEST_CASE("lock_free + fail: 10^6 pairs over 2 and 4 threads") {
+    stress_combination<lock_free_policy, fail_policy>(1'000'000);
+  }
+  TEST_CASE("lock_free + wait") { stress_combination<lock_free_policy, wait_policy>(100'000); }
+  TEST_CASE("lock_free + grow") { stress_combination<lock_free_policy, grow_policy>(100'000); }
+  TEST_CASE("lock_free + fallback") {
+    stress_combination<lock_free_policy, fallback_policy>(100'000);
+  }
+  TEST_CASE("mutex_fifo + fail") { stress_combination<mutex_fifo_policy, fail_policy>(100'000); }
+  TEST_CASE("mutex_fifo + wait") { stress_combination<mutex_fifo_policy, wait_policy>(100'000); }
+  TEST_CASE("mutex_fifo + grow") { stress_combination<mutex_fifo_policy, grow_policy>(100'000); }
+  TEST_CASE("mutex_fifo + fallback") {
+    stress_combination<mutex_fifo_policy, fallback_policy>(100'000);
+  }
+
+  TEST_CASE_TEMPLATE("local_cache per thread over a shared pool", F, lock_free_policy,
+                     mutex_fifo_policy) {
+    for (int threads : {2, 4}) {
+      using pool_t = fixed_block_pool<aligned_heap_memory, F>;
+      pool_t pool(aligned_heap_memory{},
+                  pool_options{.block_count = static_cast<std::uint32_t>(3 * threads),
+                               .block_size = 64,
+                               .alignment = 64,
+                               .name = "cached"});
+      std::atomic<std::uint64_t> corrupt{0};
+      std::vector<std::thread> ts;
+      for (int t = 0; t < threads; ++t) {
+        ts.emplace_back([&, t] {
+          typename pool_t::local_cache cache(pool, 4);
+          std::uint64_t bad = 0;
+          for (std::uint64_t k = 0; k < 50'000 / static_cast<std::uint64_t>(threads);) {
+            auto h = cache.try_acquire();
+            if (!h.has_value()) {
+              std::this_thread::yield();
+              continue;
+            }
+            const std::uint64_t id = (static_cast<std::uint64_t>(t + 1) << 40) | k;
+            *h->template get<std::uint64_t>() = id;
+            std::this_thread::yield();
+            if (*h->template get<std::uint64_t>() != id) ++bad;
+            ++k;
+          }
+          corrupt.fetch_add(bad);
+        });
+      }
+      for (auto& th : ts) th.join();
+      CHECK(corrupt.load() == 0);
+      typename pool_t::handle all[12];
+      CHECK(
+          pool.try_acquire_many(std::span(all, static_cast<std::size_t>(3 * threads))).has_value());
+    }
+  }
+
+  TEST_CASE_TEMPLATE("bulk acquire/release under contention", F, lock_free_policy,
+                     mutex_fifo_policy) {
+    using pool_t = fixed_block_pool<aligned_heap_memory, F>;
+    pool_t pool(aligned_heap_memory{},
+                pool_options{.block_count = 7, .block_size = 64, .alignment = 64});
+    std::atomic<std::uint64_t> corrupt{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t) {
+      ts.emplace_back([&, t] {
+        typename pool_t::handle hs[3];
+        std::uint64_t bad = 0;
+        for (std::uint64_t k = 0; k < 10'000;) {
+          if (!pool.try_acquire_many(hs).has_value()) {
+            std::this_thread::yield();
+            continue;
+          }
+          for (std::size_t j = 0; j < 3; ++j)
+            *hs[j].template get<std::uint64_t>() =
+                (static_cast<std::uint64_t>(t) << 40) | (k * 3 + j);
+          for (std::size_t j = 0; j < 3; ++j) {
+            if (*hs[j].template get<std::uint64_t>() !=
+                ((static_cast<std::uint64_t>(t) << 40) | (k * 3 + j)))
+              ++bad;
+          }
+          pool.release_many(hs);
+          ++k;
+        }
+        corrupt.fetch_add(bad);
+      });
+    }
+    for (auto& th : ts) th.join();
+    CHECK(corrupt.load() == 0);
+  }
+
+  TEST_CASE("wait_policy wakes up when another thread releases") {
+    fixed_block_pool<aligned_heap_memory, lock_free_policy, wait_policy> pool(
+        aligned_heap_memory{}, pool_options{.block_count = 1, .block_size = 8},
+        wait_policy{std::chrono::seconds(30)});
+    auto held = pool.acquire();
+    std::atomic<bool> got{false};
+    std::thread waiter([&] {
+      auto h = pool.acquire();  // blocks until the main thread releases
+      got.store(true);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    CHECK_FALSE(got.load());
+    held.reset();
+    waiter.join();
+    CHECK(got.load());
+  }
+
+  TEST_CASE("statistics, limiting and fault-injection adaptors stay exact under threads") {
+    statistics_adaptor<aligned_heap_memory> stats{aligned_heap_memory{}};
+    limiting_adaptor<resource_ref<decltype(stats)>> cap(borrow(stats), 1u << 30);
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t) {
+      ts.emplace_back([&] {
+        for (int i = 0; i < 5000; ++i) cap.deallocate(cap.allocate(16, 16), 16, 16);
+      });
+    }
+    for (auto& th : ts) th.join();
+    CHECK(stats.statistics().total_count == 20000);
+    CHECK(stats.statistics().current_bytes == 0);
+    CHECK(cap.used() == 0);
+  }
+}

@@ -1,0 +1,442 @@
+// SPDX-License-Identifier: Apache-2.0
+// alloc_bench: fixed_block_pool free-list policies against the strongest baselines we can run
+// here, in one run: an XLA-style pool (mutex + std::queue, RAII handle, StatusOr-shaped
+// result), glibc malloc/free of the same size, and mimalloc / jemalloc through their own APIs.
+// Patterns: an acquire+release pair (1 and 2 threads) and a burst (acquire 64, release 64).
+// Pool variants: each free-list policy used directly, through `try_acquire_many` /
+// `release_many` ("+bulk"), and through a per-thread `local_cache` ("+cache").
+// The summary at the end prints every ratio issue 3 asks for, from this run's figures.
+//
+// mimalloc and jemalloc are opened with dlopen(RTLD_LOCAL) and called through dlsym'd
+// mi_malloc/mi_free and mallocx/dallocx: Debian's builds of both export unprefixed malloc/free,
+// so linking them would silently replace glibc malloc for the glibc baseline. The program
+// prints which library `malloc` resolves to so the baseline can be checked.
+#include <benchmark/benchmark.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "xlamem/alloc/fixed_block_pool.hpp"
+#include "xlamem/alloc/heap_memory.hpp"
+
+namespace {
+
+using namespace xlamem;
+
+constexpr std::size_t block_bytes = 64;  // XLA pools scalars; 64 B keeps blocks on own cache lines
+constexpr std::size_t block_alignment = 64;
+constexpr std::uint32_t block_count = 128;  // XLA's kNumElems
+constexpr int burst = 64;
+
+// The XLA HostMemoryPool shape: one allocation, absl::Mutex-like lock + std::queue<void*>,
+// Acquire() -> StatusOr<Handle> (here result<handle>), move-only Handle releasing on
+// destruction.
+class xla_style_pool {
+ public:
+  class handle {
+   public:
+    handle(xla_style_pool* pool, void* ptr) : pool_(pool), ptr_(ptr) {}
+    handle(handle&& other) noexcept
+        : pool_(other.pool_), ptr_(std::exchange(other.ptr_, nullptr)) {}
+    handle& operator=(handle&& other) noexcept {
+      if (ptr_ != nullptr) pool_->release(ptr_);
+      pool_ = other.pool_;
+      ptr_ = std::exchange(other.ptr_, nullptr);
+      return *this;
+    }
+    ~handle() {
+      if (ptr_ != nullptr) pool_->release(ptr_);
+    }
+    void* data() const { return ptr_; }
+
+   private:
+    xla_style_pool* pool_;
+    void* ptr_;
+  };
+
+  xla_style_pool()
+      : memory_(static_cast<std::byte*>(
+            ::operator new(block_count* block_bytes, std::align_val_t(block_alignment)))) {
+    for (std::uint32_t i = 0; i < block_count; ++i) free_.push(memory_ + i * block_bytes);
+  }
+  ~xla_style_pool() { ::operator delete(memory_, std::align_val_t(block_alignment)); }
+
+  result<handle> try_acquire() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (free_.empty()) {
+      return error(errc::resource_exhausted,
+                   "All 128 elements in the host memory pool are in use.");
+    }
+    void* p = free_.front();
+    free_.pop();
+    return handle(this, p);
+  }
+  void release(void* p) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    free_.push(p);
+  }
+
+ private:
+  std::byte* memory_;
+  std::mutex mutex_;
+  std::queue<void*> free_;
+};
+
+// The pools under test, shared by the threads of one benchmark; built in main().
+template <class F>
+using pool_t = fixed_block_pool<aligned_heap_memory, F, fail_policy>;
+std::unique_ptr<pool_t<lock_free_policy>> lock_free_pool;
+std::unique_ptr<pool_t<mutex_fifo_policy>> mutex_fifo_pool;
+std::unique_ptr<pool_t<single_thread_policy>> single_thread_pool;
+std::unique_ptr<xla_style_pool> xla_pool;
+
+// mimalloc / jemalloc entry points, from dlopen.
+void* (*mi_malloc_fn)(std::size_t) = nullptr;
+void (*mi_free_fn)(void*) = nullptr;
+void* (*je_mallocx_fn)(std::size_t, int) = nullptr;
+void (*je_dallocx_fn)(void*, int) = nullptr;
+
+// The XLA-shaped API: Acquire() -> StatusOr<Handle>.
+void xla_pair(benchmark::State& state) {
+  for (auto _ : state) {
+    auto h = xla_pool->try_acquire();
+    if (!h.has_value()) {
+      state.SkipWithError("pool exhausted");
+      break;
+    }
+    benchmark::DoNotOptimize(h->data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+void xla_burst(benchmark::State& state) {
+  std::vector<xla_style_pool::handle> held;
+  held.reserve(burst);
+  for (auto _ : state) {
+    for (int i = 0; i < burst; ++i) {
+      auto h = xla_pool->try_acquire();
+      if (!h.has_value()) {
+        state.SkipWithError("pool exhausted");
+        return;
+      }
+      benchmark::DoNotOptimize(h->data());
+      held.push_back(std::move(*h));
+    }
+    held.clear();
+  }
+  state.SetItemsProcessed(state.iterations() * burst);
+}
+
+// Our pools through `acquire()` (a handle, or out_of_memory thrown on exhaustion).
+template <class Source>
+void pool_pair(benchmark::State& state, Source& source) {
+  for (auto _ : state) {
+    auto h = source.acquire();
+    benchmark::DoNotOptimize(h.data());
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+template <class Source>
+void pool_burst(benchmark::State& state, Source& source) {
+  using handle = decltype(source.acquire());
+  handle held[burst];
+  for (auto _ : state) {
+    for (auto& h : held) {
+      h = source.acquire();
+      benchmark::DoNotOptimize(h.data());
+    }
+    for (auto& h : held) h.reset();
+  }
+  state.SetItemsProcessed(state.iterations() * burst);
+}
+
+// try_acquire_many / release_many: one synchronised step per 64 blocks.
+template <class Pool>
+void pool_burst_bulk(benchmark::State& state, Pool& pool) {
+  typename Pool::handle held[burst];
+  for (auto _ : state) {
+    if (!pool.try_acquire_many(held).has_value()) {
+      state.SkipWithError("pool exhausted");
+      return;
+    }
+    benchmark::DoNotOptimize(held[burst - 1].data());
+    pool.release_many(held);
+  }
+  state.SetItemsProcessed(state.iterations() * burst);
+}
+
+// A per-thread local_cache in front of the shared pool (made by each benchmark thread).
+template <class Pool>
+void cached_pair(benchmark::State& state, Pool& pool) {
+  typename Pool::local_cache cache(pool);
+  pool_pair(state, cache);
+}
+
+template <class Pool>
+void cached_burst(benchmark::State& state, Pool& pool) {
+  typename Pool::local_cache cache(pool, 64);
+  pool_burst(state, cache);
+}
+
+template <class Alloc, class Free>
+void malloc_pair(benchmark::State& state, Alloc alloc, Free release) {
+  for (auto _ : state) {
+    void* p = alloc(block_bytes);
+    benchmark::DoNotOptimize(p);
+    release(p);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+template <class Alloc, class Free>
+void malloc_burst(benchmark::State& state, Alloc alloc, Free release) {
+  void* held[burst];
+  for (auto _ : state) {
+    for (auto& p : held) {
+      p = alloc(block_bytes);
+      benchmark::DoNotOptimize(p);
+    }
+    for (auto* p : held) release(p);
+  }
+  state.SetItemsProcessed(state.iterations() * burst);
+}
+
+void* glibc_alloc(std::size_t n) { return std::malloc(n); }
+void glibc_free(void* p) { std::free(p); }
+void* mi_alloc(std::size_t n) { return mi_malloc_fn(n); }
+void mi_release(void* p) { mi_free_fn(p); }
+void* je_alloc(std::size_t n) { return je_mallocx_fn(n, 0); }
+void je_release(void* p) { je_dallocx_fn(p, 0); }
+
+// Prints the ratios the issue's acceptance lines ask for, after the usual console output.
+class ratio_reporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (const auto& r : runs) {
+      if (r.error_occurred) continue;
+      auto it = r.counters.find("items_per_second");
+      if (it == r.counters.end()) continue;
+      std::string name = r.benchmark_name();
+      // With repetitions keep the median; otherwise the single run.
+      if (r.run_type == Run::RT_Aggregate) {
+        if (r.aggregate_name != "median") continue;
+        name = name.substr(0, name.rfind('_'));
+      } else if (r.repetitions > 1) {
+        continue;
+      }
+      rate_[name] = it->second.value;
+    }
+  }
+
+  void Finalize() override {
+    ConsoleReporter::Finalize();
+    std::printf("\nRatios (throughput of the first / throughput of the second; >1 means faster)\n");
+    const std::string t1 = "/threads:1";
+    const std::string t2 = "/real_time/threads:2";
+    std::printf(" Acceptance lines:\n");
+    ratio("pair 1T: lock_free / xla_mutex_queue (>= 2)", "pair/lock_free" + t1,
+          "pair/xla_mutex_queue" + t1);
+    ratio("pair 1T: lock_free / glibc_malloc (> 1)", "pair/lock_free" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free+cache / glibc_malloc (> 1)", "pair/lock_free+cache" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: floor (2 atomic RMW) / glibc_malloc", "pair/floor_two_atomic_rmw" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free / floor (2 atomic RMW)", "pair/lock_free" + t1,
+          "pair/floor_two_atomic_rmw" + t1);
+    ratio("pair 1T: single_thread / xla_mutex_queue (>= 10)", "pair/single_thread" + t1,
+          "pair/xla_mutex_queue" + t1);
+    ratio("pair 2T: lock_free / xla_mutex_queue (>= 2)", "pair/lock_free" + t2,
+          "pair/xla_mutex_queue" + t2);
+    ratio("pair 2T: lock_free+cache / xla_mutex_queue (>= 2)", "pair/lock_free+cache" + t2,
+          "pair/xla_mutex_queue" + t2);
+    for (const char* policy :
+         {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
+          "mutex_fifo+cache", "single_thread", "single_thread+bulk"}) {
+      ratio(std::string("burst: ") + policy + " / mimalloc (>= 1)", std::string("burst/") + policy,
+            "burst/mimalloc");
+    }
+    std::printf(" Every pool variant against every peer:\n");
+    for (const char* peer : {"xla_mutex_queue", "glibc_malloc", "mimalloc", "jemalloc"}) {
+      for (const char* policy :
+           {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache", "single_thread"}) {
+        ratio(std::string("pair 1T: ") + policy + " / " + peer, std::string("pair/") + policy + t1,
+              std::string("pair/") + peer + t1);
+      }
+      for (const char* policy :
+           {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache"}) {
+        ratio(std::string("pair 2T: ") + policy + " / " + peer, std::string("pair/") + policy + t2,
+              std::string("pair/") + peer + t2);
+      }
+      for (const char* policy :
+           {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
+            "mutex_fifo+cache", "single_thread", "single_thread+bulk"}) {
+        ratio(std::string("burst: ") + policy + " / " + peer, std::string("burst/") + policy,
+              std::string("burst/") + peer);
+      }
+    }
+  }
+
+ private:
+  void ratio(const std::string& label, const std::string& a, const std::string& b) {
+    auto ia = rate_.find(a);
+    auto ib = rate_.find(b);
+    if (ia == rate_.end() || ib == rate_.end() || ib->second <= 0) {
+      std::printf("  %-58s     n/a (not run)\n", label.c_str());
+      return;
+    }
+    std::printf("  %-58s  %6.2fx\n", label.c_str(), ia->second / ib->second);
+  }
+  std::map<std::string, double> rate_;
+};
+
+// One thread: CPU time (the shared 2-core machine preempts us; CPU time is what the code
+// costs). Two threads: wall-clock throughput of both together, the only honest measure of
+// contention.
+template <class Fn>
+void add(const std::string& name, Fn fn, bool threaded) {
+  benchmark::RegisterBenchmark(name.c_str(), fn)->Threads(1);
+  if (threaded) benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Threads(2);
+}
+
+template <class Fn>
+void add_single(const std::string& name, Fn fn) {
+  add(name, fn, false);
+}
+
+// The floor of any shared (no thread cache) free list: one atomic read-modify-write to take a
+// block and one to give it back.
+void two_atomic_rmw(benchmark::State& state) {
+  static std::atomic<std::uint64_t> word{0};
+  for (auto _ : state) {
+    word.fetch_add(1, std::memory_order_acq_rel);
+    word.fetch_add(1, std::memory_order_acq_rel);
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+[[maybe_unused]] void* open_library(const char* soname, char** argv) {
+  void* lib = ::dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+  if (lib != nullptr) return lib;
+  const std::string why = ::dlerror();
+  // Debian's jemalloc uses initial-exec TLS; dlopen needs glibc's optional static TLS surplus,
+  // which can only be raised before the process starts: re-execute once with it raised.
+  if (why.find("static TLS") != std::string::npos &&
+      std::getenv("XLAMEM_BENCH_REEXEC") == nullptr) {
+    ::setenv("XLAMEM_BENCH_REEXEC", "1", 1);
+    ::setenv("GLIBC_TUNABLES", "glibc.rtld.optional_static_tls=65536", 1);
+    ::execv("/proc/self/exe", argv);
+  }
+  std::fprintf(stderr, "alloc_bench: cannot open %s: %s\n", soname, why.c_str());
+  return nullptr;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const pool_options options{.block_count = block_count,
+                             .block_size = block_bytes,
+                             .alignment = block_alignment,
+                             .name = "bench"};
+  lock_free_pool = std::make_unique<pool_t<lock_free_policy>>(aligned_heap_memory{}, options);
+  mutex_fifo_pool = std::make_unique<pool_t<mutex_fifo_policy>>(aligned_heap_memory{}, options);
+  single_thread_pool =
+      std::make_unique<pool_t<single_thread_policy>>(aligned_heap_memory{}, options);
+  xla_pool = std::make_unique<xla_style_pool>();
+
+#ifdef XLAMEM_BENCH_MIMALLOC
+  if (void* lib = open_library(XLAMEM_BENCH_MIMALLOC, argv)) {
+    mi_malloc_fn = reinterpret_cast<void* (*)(std::size_t)>(::dlsym(lib, "mi_malloc"));
+    mi_free_fn = reinterpret_cast<void (*)(void*)>(::dlsym(lib, "mi_free"));
+  }
+#endif
+#ifdef XLAMEM_BENCH_JEMALLOC
+  if (void* lib = open_library(XLAMEM_BENCH_JEMALLOC, argv)) {
+    je_mallocx_fn = reinterpret_cast<void* (*)(std::size_t, int)>(::dlsym(lib, "mallocx"));
+    je_dallocx_fn = reinterpret_cast<void (*)(void*, int)>(::dlsym(lib, "dallocx"));
+  }
+#endif
+  Dl_info info{};
+  void* (*malloc_ptr)(std::size_t) = &std::malloc;
+  if (::dladdr(reinterpret_cast<void*>(malloc_ptr), &info) != 0 && info.dli_fname != nullptr) {
+    std::printf("glibc baseline: malloc resolves to %s\n", info.dli_fname);
+  }
+  std::printf("mimalloc: %s, jemalloc: %s\n",
+              mi_malloc_fn ? "mi_malloc/mi_free via dlopen" : "absent",
+              je_mallocx_fn ? "mallocx/dallocx via dlopen" : "absent");
+
+  add(
+      "pair/lock_free", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); }, true);
+  add(
+      "pair/lock_free+cache", [](benchmark::State& s) { cached_pair(s, *lock_free_pool); }, true);
+  add(
+      "pair/mutex_fifo", [](benchmark::State& s) { pool_pair(s, *mutex_fifo_pool); }, true);
+  add(
+      "pair/mutex_fifo+cache", [](benchmark::State& s) { cached_pair(s, *mutex_fifo_pool); }, true);
+  add_single("pair/single_thread", [](benchmark::State& s) { pool_pair(s, *single_thread_pool); });
+  add("pair/xla_mutex_queue", xla_pair, true);
+  add_single("pair/floor_two_atomic_rmw", two_atomic_rmw);
+  add(
+      "pair/glibc_malloc", [](benchmark::State& s) { malloc_pair(s, glibc_alloc, glibc_free); },
+      true);
+  if (mi_malloc_fn != nullptr && mi_free_fn != nullptr) {
+    add(
+        "pair/mimalloc", [](benchmark::State& s) { malloc_pair(s, mi_alloc, mi_release); }, true);
+  }
+  if (je_mallocx_fn != nullptr && je_dallocx_fn != nullptr) {
+    add(
+        "pair/jemalloc", [](benchmark::State& s) { malloc_pair(s, je_alloc, je_release); }, true);
+  }
+
+  benchmark::RegisterBenchmark("burst/lock_free",
+                               [](benchmark::State& s) { pool_burst(s, *lock_free_pool); });
+  benchmark::RegisterBenchmark("burst/lock_free+bulk",
+                               [](benchmark::State& s) { pool_burst_bulk(s, *lock_free_pool); });
+  benchmark::RegisterBenchmark("burst/lock_free+cache",
+                               [](benchmark::State& s) { cached_burst(s, *lock_free_pool); });
+  benchmark::RegisterBenchmark("burst/mutex_fifo",
+                               [](benchmark::State& s) { pool_burst(s, *mutex_fifo_pool); });
+  benchmark::RegisterBenchmark("burst/mutex_fifo+bulk",
+                               [](benchmark::State& s) { pool_burst_bulk(s, *mutex_fifo_pool); });
+  benchmark::RegisterBenchmark("burst/mutex_fifo+cache",
+                               [](benchmark::State& s) { cached_burst(s, *mutex_fifo_pool); });
+  benchmark::RegisterBenchmark("burst/single_thread",
+                               [](benchmark::State& s) { pool_burst(s, *single_thread_pool); });
+  benchmark::RegisterBenchmark("burst/single_thread+bulk", [](benchmark::State& s) {
+    pool_burst_bulk(s, *single_thread_pool);
+  });
+  benchmark::RegisterBenchmark("burst/xla_mutex_queue", xla_burst);
+  benchmark::RegisterBenchmark(
+      "burst/glibc_malloc", [](benchmark::State& s) { malloc_burst(s, glibc_alloc, glibc_free); });
+  if (mi_malloc_fn != nullptr && mi_free_fn != nullptr) {
+    benchmark::RegisterBenchmark(
+        "burst/mimalloc", [](benchmark::State& s) { malloc_burst(s, mi_alloc, mi_release); });
+  }
+  if (je_mallocx_fn != nullptr && je_dallocx_fn != nullptr) {
+    benchmark::RegisterBenchmark(
+        "burst/jemalloc", [](benchmark::State& s) { malloc_burst(s, je_alloc, je_release); });
+  }
+
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  ratio_reporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::Shutdown();
+  single_thread_pool.reset();
+  mutex_fifo_pool.reset();
+  lock_free_pool.reset();
+  xla_pool.reset();
+  return 0;
+}
