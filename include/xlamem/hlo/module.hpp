@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The HLO reference IR: opcodes, instructions, computations and modules, plus the
+/// `graph_traits<hlo::module>` specialisation that makes a module a `dense_graph`, a
+/// `memory_space_graph` and a `module_graph`.
+///
+/// The IR keeps what memory planning needs in structured form (names, opcodes, shapes with
+/// layouts, operands, users, parameter numbers, tuple indices, called computations,
+/// input_output_alias, is_scheduled) and every attribute verbatim, so that printing a parsed
+/// module gives text that parses to the same IR. Instruction ids are dense and module-wide;
+/// each computation lists its instructions in text order (for a scheduled module, the schedule).
+///
+/// Thread safety: a module is a value; concurrent reads are fine, writes need exclusive access.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "xlamem/graph/graph_traits.hpp"
+#include "xlamem/hlo/shape.hpp"
+
+namespace xlamem::hlo {
+
+/// An opcode: an index into `opcode_names` (sorted, so lookup is a binary search).
+enum class opcode : std::uint16_t {};
+
+/// Every opcode the reader accepts, sorted by name.
+inline constexpr std::array<std::string_view, 125> opcode_names{
+    "abs", "add", "add-dependency", "after-all", "all-gather", "all-gather-done",
+    "all-gather-start", "all-reduce", "all-reduce-done", "all-reduce-start", "all-to-all", "and",
+    "async-done", "async-start", "async-update", "atan2", "batch-norm-grad",
+    "batch-norm-inference", "batch-norm-training", "bitcast", "bitcast-convert", "broadcast",
+    "call", "cbrt", "ceil", "cholesky", "clamp", "clz", "collective-broadcast",
+    "collective-permute", "collective-permute-done", "collective-permute-start", "compare",
+    "complex", "concatenate", "conditional", "constant", "convert", "convolution", "copy",
+    "copy-done", "copy-start", "cosine", "custom-call", "divide", "domain", "dot",
+    "dynamic-reshape", "dynamic-slice", "dynamic-update-slice", "erf", "exponential",
+    "exponential-minus-one", "fft", "floor", "fusion", "gather", "get-dimension-size",
+    "get-tuple-element", "imag", "infeed", "iota", "is-finite", "log", "log-plus-one", "logistic",
+    "map", "maximum", "minimum", "multiply", "negate", "not", "opt-barrier",
+    "optimization-barrier", "or", "outfeed", "pad", "parameter", "partition-id", "popcnt",
+    "power", "ragged-all-to-all", "ragged-dot", "real", "recv", "recv-done", "reduce",
+    "reduce-precision", "reduce-scatter", "reduce-window", "remainder", "replica-id", "reshape",
+    "reverse", "rng", "rng-bit-generator", "rng-get-and-update-state", "round-nearest-afz",
+    "round-nearest-even", "rsqrt", "scaled-dot", "scatter", "select", "select-and-scatter", "send",
+    "send-done", "set-dimension-size", "shift-left", "shift-right-arithmetic",
+    "shift-right-logical", "sign", "sine", "slice", "sort", "sqrt", "stochastic-convert",
+    "subtract", "tan", "tanh", "topk", "transpose", "triangular-solve", "tuple", "while", "xor"};
+
+namespace detail {
+constexpr bool opcode_names_sorted() {
+  for (std::size_t i = 1; i < opcode_names.size(); ++i) {
+    if (!(opcode_names[i - 1] < opcode_names[i])) return false;
+  }
+  return true;
+}
+static_assert(opcode_names_sorted(), "opcode_names must stay sorted: lookup is a binary search");
+}  // namespace detail
+
+/// The opcode spelled `name`, or nullopt for an unknown opcode.
+[[nodiscard]] constexpr std::optional<opcode> opcode_from_name(std::string_view name) noexcept {
+  // Names are short: an inline character loop beats a memcmp call per probe.
+  auto less = [](std::string_view a, std::string_view b) {
+    const std::size_t n = a.size() < b.size() ? a.size() : b.size();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (a[i] != b[i]) return a[i] < b[i];
+    }
+    return a.size() < b.size();
+  };
+  std::size_t lo = 0, hi = opcode_names.size();
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (less(opcode_names[mid], name)) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo < opcode_names.size() && opcode_names[lo] == name) return static_cast<opcode>(lo);
+  return std::nullopt;
+}
+
+/// The HLO spelling of an opcode.
+[[nodiscard]] constexpr std::string_view name_of(opcode op) noexcept {
+  const auto i = static_cast<std::size_t>(op);
+  return i < opcode_names.size() ? opcode_names[i] : std::string_view("<bad opcode>");
+}
+
+/// Named opcodes the library gives meaning to.
+namespace opcodes {
+inline constexpr opcode add_dependency = *opcode_from_name("add-dependency");
+inline constexpr opcode all_gather_done = *opcode_from_name("all-gather-done");
+inline constexpr opcode all_gather_start = *opcode_from_name("all-gather-start");
+inline constexpr opcode all_reduce_done = *opcode_from_name("all-reduce-done");
+inline constexpr opcode async_done = *opcode_from_name("async-done");
+inline constexpr opcode async_start = *opcode_from_name("async-start");
+inline constexpr opcode async_update = *opcode_from_name("async-update");
+inline constexpr opcode bitcast = *opcode_from_name("bitcast");
+inline constexpr opcode call = *opcode_from_name("call");
+inline constexpr opcode collective_permute_done = *opcode_from_name("collective-permute-done");
+inline constexpr opcode collective_permute_start = *opcode_from_name("collective-permute-start");
+inline constexpr opcode conditional = *opcode_from_name("conditional");
+inline constexpr opcode constant = *opcode_from_name("constant");
+inline constexpr opcode copy = *opcode_from_name("copy");
+inline constexpr opcode copy_done = *opcode_from_name("copy-done");
+inline constexpr opcode copy_start = *opcode_from_name("copy-start");
+inline constexpr opcode custom_call = *opcode_from_name("custom-call");
+inline constexpr opcode domain = *opcode_from_name("domain");
+inline constexpr opcode dynamic_update_slice = *opcode_from_name("dynamic-update-slice");
+inline constexpr opcode fusion = *opcode_from_name("fusion");
+inline constexpr opcode get_tuple_element = *opcode_from_name("get-tuple-element");
+inline constexpr opcode opt_barrier = *opcode_from_name("opt-barrier");
+inline constexpr opcode optimization_barrier = *opcode_from_name("optimization-barrier");
+inline constexpr opcode parameter = *opcode_from_name("parameter");
+inline constexpr opcode scatter = *opcode_from_name("scatter");
+inline constexpr opcode send = *opcode_from_name("send");
+inline constexpr opcode tuple = *opcode_from_name("tuple");
+inline constexpr opcode while_loop = *opcode_from_name("while");
+}  // namespace opcodes
+
+/// Dense, module-wide instruction number.
+enum class instruction_id : std::uint32_t {};
+/// Dense computation number (the order computations appear in the text).
+enum class computation_id : std::uint32_t {};
+
+/// Position of an id in its array.
+[[nodiscard]] constexpr std::size_t index_of(instruction_id i) noexcept { return static_cast<std::size_t>(i); }
+[[nodiscard]] constexpr std::size_t index_of(computation_id c) noexcept { return static_cast<std::size_t>(c); }
+
+/// One `key=value` attribute, value verbatim as written (strings keep their quotes).
+struct attribute {
+  std::string key;
+  std::string value;
+  friend bool operator==(const attribute&, const attribute&) = default;
+};
+
+/// Which attribute named a called computation.
+enum class call_role : std::uint8_t {
+  calls,               ///< `calls=` (fusion, async-start, custom-call)
+  to_apply,            ///< `to_apply=` (call, reduce, map, sort, scatter, all-reduce, ...)
+  condition,           ///< `condition=` (while)
+  body,                ///< `body=` (while)
+  branch,              ///< `branch_computations=`, `true_computation=` (0), `false_computation=` (1)
+  called_computations, ///< `called_computations={...}`
+};
+
+/// A computation referenced by an instruction.
+struct computation_ref {
+  computation_id computation{};
+  call_role role = call_role::calls;
+  std::size_t branch = 0;  ///< branch number for `call_role::branch`
+  friend bool operator==(const computation_ref&, const computation_ref&) = default;
+};
+
+/// One instruction. `operands`, `users`, `calls`, `parameter_number` and `tuple_index` are
+/// derived from the text; `attributes` keep everything else verbatim.
+struct instruction {
+  std::string name;                     ///< without the `%`
+  hlo::opcode opcode{};
+  std::string opcode_spelling;          ///< async sugar as written (`custom-call-start`), else empty
+  hlo::shape shape;
+  std::vector<instruction_id> operands;
+  std::vector<instruction_id> users;    ///< each user once, in order of first use
+  std::vector<attribute> attributes;    ///< in text order
+  std::vector<computation_ref> calls;   ///< computations named by the attributes
+  std::string literal;                  ///< the text inside `constant(...)`
+  std::int64_t parameter_number = -1;   ///< for `parameter(N)`
+  std::int64_t tuple_index = -1;        ///< for get-tuple-element `index=`
+  computation_id parent{};
+  bool is_root = false;
+
+  /// The verbatim value of attribute `key`, or null.
+  [[nodiscard]] const std::string* find_attribute(std::string_view key) const noexcept {
+    for (const auto& a : attributes) {
+      if (a.key == key) return &a.value;
+    }
+    return nullptr;
+  }
+};
+
+/// One computation: instructions in order, parameters by number, one root.
+struct computation {
+  std::string name;                         ///< without the `%`
+  std::vector<instruction_id> instructions; ///< text order (the schedule when scheduled)
+  std::vector<instruction_id> parameters;   ///< parameter k at position k
+  instruction_id root{};
+  bool is_entry = false;
+  std::vector<attribute> attributes;        ///< e.g. execution_thread, verbatim
+};
+
+/// `input_output_alias` entry: output `output_index` aliases parameter `parameter` at
+/// `parameter_index`.
+struct alias_entry {
+  shape_index output_index;
+  std::int64_t parameter = 0;
+  shape_index parameter_index;
+  bool must_alias = false;  ///< `must-alias`; `may-alias` (the default) otherwise
+  friend bool operator==(const alias_entry&, const alias_entry&) = default;
+};
+
+/// `buffer_donor` entry.
+struct buffer_donor_entry {
+  std::int64_t parameter = 0;
+  shape_index parameter_index;
+  friend bool operator==(const buffer_donor_entry&, const buffer_donor_entry&) = default;
+};
+
+/// One stack-frame table section (`FileNames`, `FunctionNames`, `FileLocations`, `StackFrames`):
+/// entries `id value`, values verbatim.
+struct stack_frame_section {
+  std::string name;
+  std::vector<std::pair<std::int64_t, std::string>> entries;
+  friend bool operator==(const stack_frame_section&, const stack_frame_section&) = default;
+};
+
+/// An HLO module.
+struct module {
+  std::string name;
+  std::vector<computation> computations;
+  std::vector<instruction> instructions;       ///< indexed by instruction_id
+  computation_id entry{};
+  bool is_scheduled = false;
+  std::vector<alias_entry> input_output_alias;
+  std::vector<buffer_donor_entry> buffer_donors;
+  std::optional<std::vector<shape>> entry_parameter_layouts;  ///< from entry_computation_layout
+  std::optional<shape> entry_result_layout;                   ///< from entry_computation_layout
+  std::vector<attribute> attributes;           ///< other header attributes, verbatim
+  std::vector<stack_frame_section> stack_frames;
+
+  [[nodiscard]] instruction& operator[](instruction_id i) { return instructions[index_of(i)]; }
+  [[nodiscard]] const instruction& operator[](instruction_id i) const { return instructions[index_of(i)]; }
+  [[nodiscard]] computation& operator[](computation_id c) { return computations[index_of(c)]; }
+  [[nodiscard]] const computation& operator[](computation_id c) const { return computations[index_of(c)]; }
+
+  /// The computation named `n` (with or without `%`), or nullopt. Linear in the count.
+  [[nodiscard]] std::optional<computation_id> find_computation(std::string_view n) const noexcept {
+    if (!n.empty() && n.front() == '%') n.remove_prefix(1);
+    for (std::size_t k = 0; k < computations.size(); ++k) {
+      if (computations[k].name == n) return static_cast<computation_id>(k);
+    }
+    return std::nullopt;
+  }
+  /// The instruction named `n` in computation `c`, or nullopt. Linear in its size.
+  [[nodiscard]] std::optional<instruction_id> find_instruction(computation_id c, std::string_view n) const noexcept {
+    if (!n.empty() && n.front() == '%') n.remove_prefix(1);
+    for (auto i : computations[index_of(c)].instructions) {
+      if (instructions[index_of(i)].name == n) return i;
+    }
+    return std::nullopt;
+  }
+  /// The instruction named `n` in the computation named `comp`, or nullopt.
+  [[nodiscard]] std::optional<instruction_id> find_instruction(std::string_view comp, std::string_view n) const noexcept {
+    auto c = find_computation(comp);
+    if (!c) return std::nullopt;
+    return find_instruction(*c, n);
+  }
+};
+
+namespace detail {
+
+/// Parses `{{0}: (0, {}), {1}: (2, {1})}` (custom-call/fusion output_to_operand_aliasing) into
+/// in-place pairs. Malformed text gives an empty list (the reader has already checked it).
+inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_view v) {
+  std::vector<in_place_pair> out;
+  std::size_t p = 0;
+  auto skip = [&] {
+    while (p < v.size() && (v[p] == ' ' || v[p] == '\n' || v[p] == '\t' || v[p] == '\r')) ++p;
+  };
+  auto parse_int = [&](std::int64_t& x) {
+    skip();
+    bool neg = false;
+    if (p < v.size() && v[p] == '-') neg = true, ++p;
+    if (p >= v.size() || v[p] < '0' || v[p] > '9') return false;
+    x = 0;
+    while (p < v.size() && v[p] >= '0' && v[p] <= '9' && x < (INT64_MAX / 10 - 10)) x = x * 10 + (v[p++] - '0');
+    if (neg) x = -x;
+    return true;
+  };
+  auto parse_index = [&](shape_index& idx) {
+    skip();
+    if (p >= v.size() || v[p] != '{') return false;
+    ++p;
+    skip();
+    if (p < v.size() && v[p] == '}') return ++p, true;
+    for (;;) {
+      std::int64_t x;
+      if (!parse_int(x)) return false;
+      idx.push_back(x);
+      skip();
+      if (p < v.size() && v[p] == ',') { ++p; continue; }
+      if (p < v.size() && v[p] == '}') return ++p, true;
+      return false;
+    }
+  };
+  skip();
+  if (p >= v.size() || v[p] != '{') return {};
+  ++p;
+  for (;;) {
+    skip();
+    if (p < v.size() && v[p] == '}') break;
+    in_place_pair pair;
+    std::int64_t operand = 0;
+    if (!parse_index(pair.output_index)) return {};
+    skip();
+    if (p >= v.size() || v[p] != ':') return {};
+    ++p;
+    skip();
+    if (p >= v.size() || v[p] != '(') return {};
+    ++p;
+    if (!parse_int(operand) || operand < 0) return {};
+    skip();
+    if (p >= v.size() || v[p] != ',') return {};
+    ++p;
+    if (!parse_index(pair.operand_index)) return {};
+    skip();
+    if (p >= v.size() || v[p] != ')') return {};
+    ++p;
+    pair.operand = static_cast<std::size_t>(operand);
+    out.push_back(std::move(pair));
+    skip();
+    if (p < v.size() && v[p] == ',') ++p;
+  }
+  return out;
+}
+
+}  // namespace detail
+
+/// Memory semantics of instruction `i` (XLA's dataflow rules, written as data).
+[[nodiscard]] inline memory_semantics<computation_id> semantics_of(const module& m, instruction_id id) {
+  const instruction& in = m[id];
+  memory_semantics<computation_id> s;
+  const opcode op = in.opcode;
+  const std::size_t n = in.operands.size();
+  auto forward_all = [&](std::size_t operand, shape_index from) {
+    if (operand < n) s.forwards.push_back({{}, operand, std::move(from)});
+  };
+  if (op == opcodes::tuple) {
+    for (std::size_t k = 0; k < n; ++k) s.forwards.push_back({{static_cast<std::int64_t>(k)}, k, {}});
+  } else if (op == opcodes::get_tuple_element) {
+    forward_all(0, {in.tuple_index});
+  } else if (op == opcodes::bitcast) {
+    s.is_bitcast = true;
+  } else if (op == opcodes::copy) {
+    // A copy of a tuple copies only the pointer table; the elements are the operand's buffers.
+    if (in.shape.is_tuple() && n == 1) {
+      for (std::size_t k = 0; k < in.shape.elements.size(); ++k) {
+        s.forwards.push_back({{static_cast<std::int64_t>(k)}, 0, {static_cast<std::int64_t>(k)}});
+      }
+    }
+  } else if (op == opcodes::domain || op == opcodes::opt_barrier ||
+             op == opcodes::optimization_barrier || op == opcodes::add_dependency ||
+             op == opcodes::async_update || op == opcodes::all_reduce_done) {
+    forward_all(0, {});
+  } else if (op == opcodes::copy_done) {
+    forward_all(0, {0});
+  } else if (op == opcodes::async_done || op == opcodes::all_gather_done ||
+             op == opcodes::collective_permute_done) {
+    forward_all(0, {1});
+  } else if (op == opcodes::copy_start) {
+    if (n >= 1) s.forwards.push_back({{1}, 0, {}});
+  } else if (op == opcodes::send || op == opcodes::all_gather_start ||
+             op == opcodes::collective_permute_start) {
+    if (n >= 1 && in.shape.is_tuple() && !in.shape.elements.empty()) s.forwards.push_back({{0}, 0, {}});
+  } else if (op == opcodes::async_start) {
+    // ((operands...), output, context): element {0, k} is operand k.
+    if (in.shape.is_tuple() && !in.shape.elements.empty() && in.shape.elements[0].is_tuple()) {
+      for (std::size_t k = 0; k < n && k < in.shape.elements[0].elements.size(); ++k) {
+        s.forwards.push_back({{0, static_cast<std::int64_t>(k)}, k, {}});
+      }
+    }
+  } else if (op == opcodes::dynamic_update_slice) {
+    s.in_place.push_back({0, {}, {}, true});
+  } else if (op == opcodes::scatter) {
+    const std::size_t inputs = n >= 3 ? (n - 1) / 2 : 0;  // inputs..., indices, updates...
+    if (inputs == 1) s.in_place.push_back({0, {}, {}});
+    else if (inputs > 1)
+      for (std::size_t k = 0; k < inputs; ++k) s.in_place.push_back({k, {}, {static_cast<std::int64_t>(k)}});
+  }
+  if (const auto* v = in.find_attribute("output_to_operand_aliasing")) {
+    for (auto& p : detail::parse_output_to_operand_aliasing(*v)) {
+      if (p.operand < n) s.in_place.push_back(std::move(p));
+    }
+  }
+  // Only these pass forwarded buffers through without reading them (XLA's MayUseOperandValue).
+  s.reads_forwarded = !s.forwards.empty() && op != opcodes::tuple && op != opcodes::get_tuple_element &&
+                      op != opcodes::copy && op != opcodes::domain;
+  // Called computations and their binding.
+  for (const auto& ref : in.calls) {
+    call_binding b = call_binding::embedded;
+    std::size_t first = 0;
+    if (op == opcodes::fusion && ref.role == call_role::calls) {
+      b = call_binding::fusion;
+    } else if (op == opcodes::call && ref.role == call_role::to_apply) {
+      b = call_binding::call;
+    } else if (op == opcodes::while_loop && ref.role == call_role::body) {
+      b = call_binding::while_body;
+    } else if (op == opcodes::while_loop && ref.role == call_role::condition) {
+      b = call_binding::while_condition;
+    } else if (op == opcodes::conditional && ref.role == call_role::branch) {
+      b = call_binding::conditional_branch;
+      first = ref.branch + 1;
+    }
+    s.calls.push_back({ref.computation, b, first});
+  }
+  // A fusion whose root updates a fused parameter in place updates that operand in place.
+  if (op == opcodes::fusion) {
+    for (const auto& ref : in.calls) {
+      if (ref.role != call_role::calls) continue;
+      const computation& fc = m[ref.computation];
+      auto add_pair = [&](instruction_id r, shape_index out_index) {
+        const instruction& ri = m[r];
+        if (ri.opcode != opcodes::dynamic_update_slice || ri.operands.empty()) return;
+        const instruction& base = m[ri.operands[0]];
+        if (base.opcode == opcodes::parameter && base.parameter_number >= 0 &&
+            static_cast<std::size_t>(base.parameter_number) < n) {
+          s.in_place.push_back({static_cast<std::size_t>(base.parameter_number), {}, std::move(out_index)});
+        }
+      };
+      const instruction& root = m[fc.root];
+      if (root.opcode == opcodes::tuple) {
+        for (std::size_t k = 0; k < root.operands.size(); ++k) add_pair(root.operands[k], {static_cast<std::int64_t>(k)});
+      } else {
+        add_pair(fc.root, {});
+      }
+    }
+  }
+  return s;
+}
+
+namespace detail {
+/// A range of dense ids `[0, n)`.
+template <class Id>
+class id_range {
+ public:
+  class iterator {
+   public:
+    using value_type = Id;
+    using difference_type = std::ptrdiff_t;
+    iterator() = default;
+    explicit iterator(std::uint32_t v) : v_(v) {}
+    Id operator*() const noexcept { return static_cast<Id>(v_); }
+    iterator& operator++() noexcept { ++v_; return *this; }
+    iterator operator++(int) noexcept { auto t = *this; ++v_; return t; }
+    friend bool operator==(iterator a, iterator b) noexcept { return a.v_ == b.v_; }
+   private:
+    std::uint32_t v_ = 0;
+  };
+  explicit id_range(std::size_t n) : n_(static_cast<std::uint32_t>(n)) {}
+  [[nodiscard]] iterator begin() const noexcept { return iterator(0); }
+  [[nodiscard]] iterator end() const noexcept { return iterator(n_); }
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+ private:
+  std::uint32_t n_;
+};
+}  // namespace detail
+
+}  // namespace xlamem::hlo
+
+namespace xlamem {
+
+/// The HLO reference IR as a graph: dense numbers are the ids, shapes come from the IR.
+template <>
+struct graph_traits<hlo::module> {
+  using computation_type = hlo::computation_id;
+  using instruction_type = hlo::instruction_id;
+
+  static hlo::detail::id_range<hlo::computation_id> computations(const hlo::module& m) {
+    return hlo::detail::id_range<hlo::computation_id>(m.computations.size());
+  }
+  static const std::vector<hlo::instruction_id>& instructions(const hlo::module& m, computation_type c) {
+    return m[c].instructions;
+  }
+  static const std::vector<hlo::instruction_id>& parameters(const hlo::module& m, computation_type c) {
+    return m[c].parameters;
+  }
+  static instruction_type root(const hlo::module& m, computation_type c) { return m[c].root; }
+  static computation_type parent(const hlo::module& m, instruction_type i) { return m[i].parent; }
+  static const std::vector<hlo::instruction_id>& operands(const hlo::module& m, instruction_type i) {
+    return m[i].operands;
+  }
+  static const std::vector<hlo::instruction_id>& users(const hlo::module& m, instruction_type i) {
+    return m[i].users;
+  }
+  static memory_semantics<computation_type> semantics(const hlo::module& m, instruction_type i) {
+    return hlo::semantics_of(m, i);
+  }
+  template <class F>
+  static void for_each_subshape(const hlo::module& m, instruction_type i, F&& f) {
+    hlo::for_each_subshape(m[i].shape, [&](const shape_index& index, const hlo::shape& s) {
+      subshape_info info;
+      info.is_tuple = s.is_tuple();
+      info.tuple_size = s.elements.size();
+      info.bytes = s.byte_size();
+      if (s.has_layout) {
+        info.memory_space = s.layout.memory_space;
+        if (!s.layout.split_configs.empty()) info.split = s.layout.split_configs.front();
+      }
+      f(index, static_cast<const subshape_info&>(info));
+    });
+  }
+
+  static std::size_t instruction_count(const hlo::module& m) { return m.instructions.size(); }
+  static std::size_t instruction_number(const hlo::module&, instruction_type i) { return hlo::index_of(i); }
+  static std::size_t computation_count(const hlo::module& m) { return m.computations.size(); }
+  static std::size_t computation_number(const hlo::module&, computation_type c) { return hlo::index_of(c); }
+
+  static computation_type entry(const hlo::module& m) { return m.entry; }
+  static bool is_scheduled(const hlo::module& m) { return m.is_scheduled; }
+  static std::vector<parameter_alias> input_output_aliases(const hlo::module& m) {
+    std::vector<parameter_alias> out;
+    out.reserve(m.input_output_alias.size());
+    for (const auto& e : m.input_output_alias) {
+      out.push_back({e.output_index, static_cast<std::size_t>(e.parameter), e.parameter_index, e.must_alias});
+    }
+    return out;
+  }
+
+  static std::int64_t memory_space(const hlo::module& m, instruction_type i, const shape_index& index) {
+    const hlo::shape* s = m[i].shape.subshape(index);
+    return s != nullptr && s->has_layout ? s->layout.memory_space : 0;
+  }
+  static std::optional<split_config> split(const hlo::module& m, instruction_type i, const shape_index& index) {
+    const hlo::shape* s = m[i].shape.subshape(index);
+    if (s == nullptr || !s->has_layout || s->layout.split_configs.empty()) return std::nullopt;
+    return s->layout.split_configs.front();
+  }
+  static void set_memory_space(hlo::module& m, instruction_type i, const shape_index& index, std::int64_t space) {
+    hlo::shape* s = m[i].shape.subshape(index);
+    if (s == nullptr || !s->is_array()) return;
+    s->ensure_layout();
+    s->layout.memory_space = space;
+  }
+  /// Replaces all split configurations of the leaf by `sc` (none when nullopt), as XLA does.
+  static void set_split(hlo::module& m, instruction_type i, const shape_index& index,
+                        const std::optional<split_config>& sc) {
+    hlo::shape* s = m[i].shape.subshape(index);
+    if (s == nullptr || !s->is_array()) return;
+    if (!sc && !s->has_layout) return;
+    s->ensure_layout();
+    s->layout.split_configs.clear();
+    if (sc) s->layout.split_configs.push_back(*sc);
+  }
+};
+
+static_assert(graph<hlo::module>);
+static_assert(dense_graph<hlo::module>);
+static_assert(memory_space_graph<hlo::module>);
+static_assert(entry_graph<hlo::module>);
+static_assert(module_graph<hlo::module>);
+
+}  // namespace xlamem

@@ -1,0 +1,518 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Dataflow analysis over any `graph` (XLA's HloDataflowAnalysis with `ssa_form = false`):
+/// values, their positions and uses, with XLA's aliasing rules taken from the graph's
+/// `memory_semantics`:
+///
+/// - every output subshape defines a value unless it is forwarded (tuple elements,
+///   get-tuple-element, copy-of-tuple elements, optimization barriers, copy-done, and bitcast
+///   unless `bitcast_defines_value`);
+/// - call, while and conditional define nothing: their output is the callee root(s) (while: also
+///   the init operand), and callee parameters take the caller's operand values (while body and
+///   condition parameters also the body root);
+/// - fusion computations are separate: fused parameters and the fusion output define their own
+///   values; `callers()` exposes the parameter/operand and root/output binding;
+/// - in-place pairs (dynamic-update-slice base, scatter, output_to_operand_aliasing, fusions
+///   with such roots) are reported by `semantics()`; they do not merge values (buffer assignment
+///   colocates them).
+///
+/// Results live outside the graph, in flat arrays indexed by a dense instruction number: the
+/// graph's own (`dense_graph`) or one assigned here (then handles must be hashable).
+/// Cost: O(passes x subshapes x value-set size); passes is small (while loops need one more each).
+/// The analysis stays valid while the graph's structure (not its layouts) is unchanged; for a
+/// `dense_graph`, `number(handle)` asks the graph, which must then still exist.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "xlamem/error.hpp"
+#include "xlamem/graph/graph_traits.hpp"
+
+namespace xlamem {
+
+/// Options of `dataflow_analysis::run`.
+struct dataflow_options {
+  /// Bitcasts define a new value (XLA's `bitcast_defines_value`); otherwise they forward
+  /// operand 0. Memory-space propagation needs `true`.
+  bool bitcast_defines_value = false;
+};
+
+/// Values, positions and uses of a graph. See the file comment for the rules.
+template <graph G>
+class dataflow_analysis {
+ public:
+  using traits = graph_traits<G>;
+  using instruction_type = typename traits::instruction_type;
+  using computation_type = typename traits::computation_type;
+  using value_id = std::uint32_t;
+
+  /// Where a value appears: an instruction output at a subshape index.
+  struct position {
+    instruction_type instruction;
+    shape_index index;
+    friend bool operator==(const position&, const position&) = default;
+  };
+  /// An instruction reading a value: operand `operand_number` at `operand_index`.
+  struct use {
+    instruction_type instruction;
+    std::size_t operand_number = 0;
+    shape_index operand_index;
+    friend bool operator==(const use&, const use&) = default;
+  };
+  /// A value: defined once, seen at `positions` (the first is the defining one), read by `uses`.
+  struct value {
+    value_id id = 0;
+    position defining;
+    bool is_tuple = false;      ///< a tuple's pointer table
+    std::uint64_t bytes = 0;    ///< from the defining subshape
+    std::vector<position> positions;
+    std::vector<use> uses;
+  };
+  /// An instruction calling a computation, with the binding.
+  struct call_site {
+    instruction_type instruction;
+    call_binding binding = call_binding::embedded;
+    std::size_t first_operand = 0;
+    std::size_t caller = 0;  ///< dense number of `instruction`
+  };
+
+  /// Runs the analysis. @returns `errc::invalid_argument` when the graph's shapes and semantics
+  /// disagree (a forwarded or bound subshape that does not exist, an operand out of range).
+  [[nodiscard]] static result<dataflow_analysis> run(const G& g, dataflow_options options = {}) {
+    dataflow_analysis a;
+    a.options_ = options;
+    auto r = a.build(g);
+    if (!r) return r.error();
+    return a;
+  }
+
+  [[nodiscard]] const dataflow_options& options() const noexcept { return options_; }
+
+  // ---- numbering and structure ----
+  /// Number of instructions; dense numbers are `[0, instruction_count())`.
+  [[nodiscard]] std::size_t instruction_count() const noexcept { return instrs_.size(); }
+  /// Dense number of `i` (the graph's own when it has them).
+  /// For a `dense_graph` this asks the graph for its number, so the graph must still exist.
+  [[nodiscard]] std::size_t number(instruction_type i) const {
+    if constexpr (dense_graph<G>) {
+      return dense_number_.at(traits::instruction_number(*graph_, i));
+    } else {
+      return instr_number_.at(i);
+    }
+  }
+  /// The instruction numbered `n`.
+  [[nodiscard]] instruction_type instruction(std::size_t n) const { return instrs_[n].handle; }
+  /// All instructions, computation by computation, each in the graph's order.
+  [[nodiscard]] std::vector<instruction_type> instruction_order() const {
+    std::vector<instruction_type> out;
+    out.reserve(instrs_.size());
+    for (const auto& in : instrs_) out.push_back(in.handle);
+    return out;
+  }
+  [[nodiscard]] std::size_t computation_count() const noexcept { return comps_.size(); }
+  [[nodiscard]] computation_type computation(std::size_t n) const { return comps_[n].handle; }
+  [[nodiscard]] std::size_t computation_number(computation_type c) const {
+    for (std::size_t k = 0; k < comps_.size(); ++k) {
+      if (comps_[k].handle == c) return k;
+    }
+    return comps_.size();
+  }
+  /// Dense number of the computation holding instruction number `n`.
+  [[nodiscard]] std::size_t parent_number(std::size_t n) const { return instrs_[n].comp; }
+  /// Call sites of computation number `c`.
+  [[nodiscard]] const std::vector<call_site>& callers(std::size_t c) const { return comps_[c].callers; }
+  [[nodiscard]] const std::vector<call_site>& callers(computation_type c) const { return callers(computation_number(c)); }
+  /// Whether computation number `c` is called by a fusion (XLA's IsFusionComputation).
+  [[nodiscard]] bool is_fusion_computation(std::size_t c) const {
+    for (const auto& cs : comps_[c].callers) {
+      if (cs.binding == call_binding::fusion) return true;
+    }
+    return false;
+  }
+  /// The fusion instruction calling computation number `c`, if there is one.
+  [[nodiscard]] std::optional<instruction_type> fusion_instruction(std::size_t c) const {
+    for (const auto& cs : comps_[c].callers) {
+      if (cs.binding == call_binding::fusion) return cs.instruction;
+    }
+    return std::nullopt;
+  }
+  /// Parameter number of instruction number `n`, or -1 when it is not a parameter.
+  [[nodiscard]] std::int64_t parameter_number(std::size_t n) const { return instrs_[n].parameter; }
+  /// Whether instruction number `n` is the root of its computation.
+  [[nodiscard]] bool is_root(std::size_t n) const { return comps_[instrs_[n].comp].root == n; }
+  /// Dense numbers of the parameters and root of computation number `c`.
+  [[nodiscard]] const std::vector<std::size_t>& parameters(std::size_t c) const { return comps_[c].params; }
+  [[nodiscard]] std::size_t root(std::size_t c) const { return comps_[c].root; }
+  /// Operands (dense numbers) of instruction number `n`.
+  [[nodiscard]] const std::vector<std::size_t>& operands(std::size_t n) const { return instrs_[n].operands; }
+  /// The cached memory semantics of instruction number `n`.
+  [[nodiscard]] const memory_semantics<computation_type>& semantics(std::size_t n) const { return instrs_[n].sem; }
+
+  /// Subshape indices of instruction number `n`'s output, in pre-order.
+  [[nodiscard]] const std::vector<shape_index>& subshapes(std::size_t n) const { return instrs_[n].indices; }
+  /// Whether subshape `k` (pre-order position) of instruction `n` is a leaf.
+  [[nodiscard]] bool is_leaf(std::size_t n, std::size_t k) const { return !instrs_[n].infos[k].is_tuple; }
+  [[nodiscard]] const subshape_info& subshape(std::size_t n, std::size_t k) const { return instrs_[n].infos[k]; }
+
+  // ---- values ----
+  [[nodiscard]] const std::vector<value>& values() const noexcept { return values_; }
+  [[nodiscard]] const value& get(value_id v) const { return values_[v]; }
+
+  /// The value set at instruction number `n`, subshape `index`; empty for a missing index.
+  [[nodiscard]] const std::vector<value_id>& value_set(std::size_t n, const shape_index& index) const {
+    const auto k = find_index(n, index);
+    return k ? instrs_[n].sets[*k] : empty_;
+  }
+  [[nodiscard]] const std::vector<value_id>& value_set(instruction_type i, const shape_index& index) const {
+    return value_set(number(i), index);
+  }
+  /// The one value at a position, or nullopt when there are none or several.
+  [[nodiscard]] std::optional<value_id> unique_value_at(std::size_t n, const shape_index& index) const {
+    const auto& s = value_set(n, index);
+    if (s.size() != 1) return std::nullopt;
+    return s.front();
+  }
+  [[nodiscard]] std::optional<value_id> unique_value_at(instruction_type i, const shape_index& index) const {
+    return unique_value_at(number(i), index);
+  }
+  /// The value defined at a position, or nullopt when the position only forwards values.
+  [[nodiscard]] std::optional<value_id> value_defined_at(std::size_t n, const shape_index& index) const {
+    const auto k = find_index(n, index);
+    if (!k || instrs_[n].defined[*k] == no_value) return std::nullopt;
+    return instrs_[n].defined[*k];
+  }
+  [[nodiscard]] std::optional<value_id> value_defined_at(instruction_type i, const shape_index& index) const {
+    return value_defined_at(number(i), index);
+  }
+
+  /// Pre-order position of `index` among instruction `n`'s subshapes.
+  [[nodiscard]] std::optional<std::size_t> find_index(std::size_t n, const shape_index& index) const {
+    const auto& idx = instrs_[n].indices;
+    for (std::size_t k = 0; k < idx.size(); ++k) {
+      if (idx[k] == index) return k;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  static constexpr value_id no_value = static_cast<value_id>(-1);
+
+  struct instr_data {
+    instruction_type handle;
+    std::size_t comp = 0;
+    std::int64_t parameter = -1;
+    std::vector<std::size_t> operands;
+    std::vector<std::size_t> users;
+    memory_semantics<computation_type> sem;
+    std::vector<shape_index> indices;
+    std::vector<subshape_info> infos;
+    std::vector<std::size_t> callees;            // dense computation number per sem.calls entry
+    std::vector<value_id> defined;               // per subshape: value defined there, or no_value
+    std::vector<std::vector<value_id>> sets;     // per subshape: sorted value set
+  };
+  struct comp_data {
+    computation_type handle;
+    std::vector<std::size_t> params;
+    std::size_t root = 0;
+    std::vector<call_site> callers;
+  };
+
+  dataflow_options options_;
+  std::vector<instr_data> instrs_;
+  std::vector<comp_data> comps_;
+  std::vector<value> values_;
+  std::vector<value_id> empty_;
+  // Numbering for graphs without dense numbers, or a map from the graph's numbers to ours.
+  std::unordered_map<instruction_type, std::size_t> instr_number_;
+  std::vector<std::size_t> dense_number_;  // graph's number -> ours (dense graphs)
+  const G* graph_ = nullptr;               // only for number(handle) on dense graphs
+
+  static bool is_prefix(const shape_index& p, const shape_index& i) {
+    return p.size() <= i.size() && std::equal(p.begin(), p.end(), i.begin());
+  }
+  static void merge_into(std::vector<value_id>& dst, const std::vector<value_id>& src, bool& changed) {
+    for (auto v : src) {
+      auto it = std::lower_bound(dst.begin(), dst.end(), v);
+      if (it == dst.end() || *it != v) {
+        dst.insert(it, v);
+        changed = true;
+      }
+    }
+  }
+  static error bad(const std::string& what) { return make_error(errc::invalid_argument, "dataflow: " + what); }
+  std::string describe(std::size_t n) const {
+    return "instruction #" + std::to_string(n) + " (computation #" + std::to_string(instrs_[n].comp) + ")";
+  }
+
+  result<void> build(const G& g) {
+    // 1. Number computations and instructions.
+    std::size_t total_instructions = 0;
+    for (auto c : traits::computations(g)) {
+      comp_data cd;
+      cd.handle = c;
+      comps_.push_back(std::move(cd));
+      for (auto i : traits::instructions(g, c)) {
+        instr_data d;
+        d.handle = i;
+        d.comp = comps_.size() - 1;
+        instrs_.push_back(std::move(d));
+        ++total_instructions;
+      }
+    }
+    if constexpr (dense_graph<G>) {
+      graph_ = &g;
+      dense_number_.assign(traits::instruction_count(g), static_cast<std::size_t>(-1));
+      for (std::size_t k = 0; k < instrs_.size(); ++k) {
+        const std::size_t t = traits::instruction_number(g, instrs_[k].handle);
+        if (t >= dense_number_.size()) return bad("instruction_number out of range");
+        dense_number_[t] = k;
+      }
+    } else {
+      static_assert(requires(instruction_type i) { std::hash<instruction_type>{}(i); },
+                    "dataflow_analysis: a graph without dense numbers (dense_graph) needs hashable "
+                    "instruction handles (std::hash<instruction_type>)");
+      instr_number_.reserve(instrs_.size());
+      for (std::size_t k = 0; k < instrs_.size(); ++k) instr_number_.emplace(instrs_[k].handle, k);
+    }
+    auto num = [&](instruction_type i) -> std::optional<std::size_t> {
+      if constexpr (dense_graph<G>) {
+        const std::size_t t = traits::instruction_number(g, i);
+        if (t >= dense_number_.size() || dense_number_[t] == static_cast<std::size_t>(-1)) return std::nullopt;
+        return dense_number_[t];
+      } else {
+        auto it = instr_number_.find(i);
+        if (it == instr_number_.end()) return std::nullopt;
+        return it->second;
+      }
+    };
+    // 2. Structure, shapes and semantics.
+    for (std::size_t c = 0; c < comps_.size(); ++c) {
+      auto& cd = comps_[c];
+      const auto r = num(traits::root(g, cd.handle));
+      if (!r) return bad("root of computation #" + std::to_string(c) + " is not one of its instructions");
+      cd.root = *r;
+      std::int64_t k = 0;
+      for (auto p : traits::parameters(g, cd.handle)) {
+        const auto pn = num(p);
+        if (!pn) return bad("parameter of computation #" + std::to_string(c) + " is not one of its instructions");
+        cd.params.push_back(*pn);
+        instrs_[*pn].parameter = k++;
+      }
+    }
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      auto& d = instrs_[n];
+      for (auto o : traits::operands(g, d.handle)) {
+        const auto on = num(o);
+        if (!on) return bad(describe(n) + " has an operand outside the graph");
+        d.operands.push_back(*on);
+        instrs_[*on].users.push_back(n);
+      }
+      d.sem = traits::semantics(g, d.handle);
+      traits::for_each_subshape(g, d.handle, [&](const shape_index& idx, const subshape_info& info) {
+        d.indices.push_back(idx);
+        d.infos.push_back(info);
+      });
+      if (d.indices.empty() || !d.indices.front().empty()) return bad(describe(n) + " has no root subshape {}");
+      d.defined.assign(d.indices.size(), no_value);
+      d.sets.assign(d.indices.size(), {});
+      for (const auto& f : d.sem.forwards) {
+        if (f.operand >= d.operands.size()) return bad(describe(n) + " forwards an operand it does not have");
+      }
+      for (const auto& ip : d.sem.in_place) {
+        if (ip.operand >= d.operands.size()) return bad(describe(n) + " updates an operand it does not have");
+      }
+      for (const auto& cc : d.sem.calls) {
+        std::size_t callee = comps_.size();
+        for (std::size_t k = 0; k < comps_.size(); ++k) {
+          if (comps_[k].handle == cc.computation) callee = k;
+        }
+        if (callee == comps_.size()) return bad(describe(n) + " calls a computation outside the graph");
+        comps_[callee].callers.push_back({d.handle, cc.binding, cc.first_operand, n});
+        d.callees.push_back(callee);
+      }
+    }
+    // 3. Define values.
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      auto& d = instrs_[n];
+      bool bound_param = false;
+      if (d.parameter >= 0) {
+        for (const auto& cs : comps_[d.comp].callers) {
+          bound_param = bound_param || binds_values(cs.binding);
+        }
+      }
+      bool output_from_callee = false;
+      for (const auto& cc : d.sem.calls) {
+        output_from_callee = output_from_callee || cc.binding == call_binding::call ||
+                             cc.binding == call_binding::while_body ||
+                             cc.binding == call_binding::conditional_branch;
+      }
+      const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
+      for (std::size_t k = 0; k < d.indices.size(); ++k) {
+        if (bound_param || output_from_callee || forwarding_bitcast) continue;
+        bool forwarded = false;
+        for (const auto& f : d.sem.forwards) forwarded = forwarded || is_prefix(f.output_index, d.indices[k]);
+        if (forwarded) continue;
+        const auto v = static_cast<value_id>(values_.size());
+        value val;
+        val.id = v;
+        val.defining = {d.handle, d.indices[k]};
+        val.is_tuple = d.infos[k].is_tuple;
+        val.bytes = d.infos[k].bytes;
+        values_.push_back(std::move(val));
+        d.defined[k] = v;
+        d.sets[k].push_back(v);
+      }
+    }
+    // 4. Propagate to a fixed point (value sets only grow, so this ends).
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (std::size_t n = 0; n < instrs_.size(); ++n) {
+        auto r = update(n, changed);
+        if (!r) return r;
+      }
+    }
+    // 5. Positions and uses.
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      const auto& d = instrs_[n];
+      for (std::size_t k = 0; k < d.indices.size(); ++k) {
+        for (auto v : d.sets[k]) {
+          if (d.defined[k] == v) {
+            values_[v].positions.insert(values_[v].positions.begin(), {d.handle, d.indices[k]});
+          } else {
+            values_[v].positions.push_back({d.handle, d.indices[k]});
+          }
+        }
+      }
+    }
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      const auto& d = instrs_[n];
+      for (std::size_t o = 0; o < d.operands.size(); ++o) {
+        const auto& od = instrs_[d.operands[o]];
+        for (std::size_t k = 0; k < od.indices.size(); ++k) {
+          if (!may_use(d, o, od.indices[k])) continue;
+          for (auto v : od.sets[k]) {
+            auto& uses = values_[v].uses;
+            use u{d.handle, o, od.indices[k]};
+            if (std::find(uses.begin(), uses.end(), u) == uses.end()) uses.push_back(std::move(u));
+          }
+        }
+      }
+    }
+    return {};
+  }
+
+  static bool binds_values(call_binding b) noexcept {
+    return b == call_binding::call || b == call_binding::while_body || b == call_binding::while_condition ||
+           b == call_binding::conditional_branch;
+  }
+
+  /// Whether operand `o` of `d` at `index` is read (XLA's MayUseOperandValue: tuple and domain
+  /// only forward; get-tuple-element and copy of a tuple read only the tables on the path;
+  /// everything else, including call, while and fusion operands, is a use).
+  static bool may_use(const instr_data& d, std::size_t o, const shape_index& index) {
+    if (d.sem.reads_forwarded) return true;
+    bool forwarded_from = false;
+    for (const auto& f : d.sem.forwards) {
+      if (f.operand != o) continue;
+      forwarded_from = true;
+      if (is_prefix(f.operand_index, index)) return false;
+    }
+    if (!forwarded_from) return true;
+    for (const auto& f : d.sem.forwards) {
+      if (f.operand == o && index.size() < f.operand_index.size() && is_prefix(index, f.operand_index)) return true;
+    }
+    return false;
+  }
+
+  /// Copies the operand set at `from` into `dst`. Fails when the subshape does not exist.
+  result<void> pull(std::size_t src, const shape_index& from, std::vector<value_id>& dst, bool& changed,
+                    std::size_t n) {
+    const auto k = find_index(src, from);
+    if (!k) {
+      std::string idx;
+      for (auto x : from) idx += (idx.empty() ? "" : ",") + std::to_string(x);
+      return bad(describe(n) + " reads subshape {" + idx + "} of " + describe(src) + ", which does not exist");
+    }
+    if (src == n) return {};
+    const auto copy = instrs_[src].sets[*k];  // may alias dst's container
+    merge_into(dst, copy, changed);
+    return {};
+  }
+
+  result<void> update(std::size_t n, bool& changed) {
+    auto& d = instrs_[n];
+    const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
+    for (std::size_t k = 0; k < d.indices.size(); ++k) {
+      if (d.defined[k] != no_value) continue;
+      const shape_index& j = d.indices[k];
+      auto& set = d.sets[k];
+      // Bound parameter.
+      if (d.parameter >= 0) {
+        for (const auto& cs : comps_[d.comp].callers) {
+          if (!binds_values(cs.binding)) continue;
+          const std::size_t caller = cs.caller;
+          const std::size_t op = cs.binding == call_binding::call ? static_cast<std::size_t>(d.parameter)
+                                 : cs.binding == call_binding::conditional_branch ? cs.first_operand
+                                                                                  : 0;
+          if (op >= instrs_[caller].operands.size()) return bad(describe(caller) + " has too few operands for its callee");
+          auto r = pull(instrs_[caller].operands[op], j, set, changed, n);
+          if (!r) return r;
+          if (cs.binding == call_binding::while_body || cs.binding == call_binding::while_condition) {
+            const auto& cd = instrs_[caller];
+            for (std::size_t q = 0; q < cd.sem.calls.size(); ++q) {
+              if (cd.sem.calls[q].binding != call_binding::while_body) continue;
+              auto r2 = pull(comps_[cd.callees[q]].root, j, set, changed, n);
+              if (!r2) return r2;
+            }
+          }
+        }
+        continue;
+      }
+      // Output of call / while / conditional.
+      bool from_callee = false;
+      for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
+        const auto& cc = d.sem.calls[q];
+        if (cc.binding == call_binding::call || cc.binding == call_binding::while_body ||
+            cc.binding == call_binding::conditional_branch) {
+          from_callee = true;
+          auto r = pull(comps_[d.callees[q]].root, j, set, changed, n);
+          if (!r) return r;
+          if (cc.binding == call_binding::while_body) {
+            if (d.operands.empty()) return bad(describe(n) + " is a while without an operand");
+            auto r2 = pull(d.operands[0], j, set, changed, n);
+            if (!r2) return r2;
+          }
+        }
+      }
+      if (from_callee) continue;
+      if (forwarding_bitcast) {
+        auto r = pull(d.operands[0], j, set, changed, n);
+        if (!r) return r;
+        continue;
+      }
+      // Forwarded subtree: the longest matching forwarding wins.
+      const forwarding* best = nullptr;
+      for (const auto& f : d.sem.forwards) {
+        if (is_prefix(f.output_index, j) && (best == nullptr || f.output_index.size() > best->output_index.size())) best = &f;
+      }
+      if (best != nullptr) {
+        shape_index from = best->operand_index;
+        from.insert(from.end(), j.begin() + static_cast<std::ptrdiff_t>(best->output_index.size()), j.end());
+        auto r = pull(d.operands[best->operand], from, set, changed, n);
+        if (!r) return r;
+      }
+    }
+    return {};
+  }
+};
+
+}  // namespace xlamem

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+// Archetypes: the least a graph can offer and still model `graph` / `memory_space_graph`.
+// Handles are bare regular types (plus std::hash, which dataflow_analysis declares it needs
+// for graphs without dense numbers), ranges have only begin/end, and nothing else is defined.
+// Instantiating the passes with them proves the passes ask for no more than they declare.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+
+#include "xlamem/graph/graph_traits.hpp"
+
+namespace xlamem::test::archetype {
+
+struct comp {
+  int v = 0;
+  friend bool operator==(const comp&, const comp&) = default;
+};
+struct instr {
+  int v = 0;
+  friend bool operator==(const instr&, const instr&) = default;
+};
+
+/// A range with nothing but begin/end over a pointer pair.
+template <class T>
+struct range {
+  const T* b = nullptr;
+  const T* e = nullptr;
+  const T* begin() const { return b; }
+  const T* end() const { return e; }
+};
+
+/// An empty read-only graph.
+struct graph {};
+/// An empty graph with writable memory spaces.
+struct mutable_graph {};
+
+template <class G>
+struct traits_base {
+  using computation_type = comp;
+  using instruction_type = instr;
+  static range<comp> computations(const G&) { return {}; }
+  static range<instr> instructions(const G&, comp) { return {}; }
+  static range<instr> parameters(const G&, comp) { return {}; }
+  static instr root(const G&, comp) { return {}; }
+  static comp parent(const G&, instr) { return {}; }
+  static range<instr> operands(const G&, instr) { return {}; }
+  static range<instr> users(const G&, instr) { return {}; }
+  static memory_semantics<comp> semantics(const G&, instr) { return {}; }
+  template <class F>
+  static void for_each_subshape(const G&, instr, F&& f) {
+    f(shape_index{}, subshape_info{});
+  }
+};
+
+}  // namespace xlamem::test::archetype
+
+template <>
+struct std::hash<xlamem::test::archetype::instr> {
+  std::size_t operator()(const xlamem::test::archetype::instr& i) const noexcept { return std::hash<int>{}(i.v); }
+};
+
+template <>
+struct xlamem::graph_traits<xlamem::test::archetype::graph>
+    : xlamem::test::archetype::traits_base<xlamem::test::archetype::graph> {};
+
+template <>
+struct xlamem::graph_traits<xlamem::test::archetype::mutable_graph>
+    : xlamem::test::archetype::traits_base<xlamem::test::archetype::mutable_graph> {
+  using G = xlamem::test::archetype::mutable_graph;
+  static std::int64_t memory_space(const G&, instruction_type, const shape_index&) { return 0; }
+  static std::optional<split_config> split(const G&, instruction_type, const shape_index&) { return std::nullopt; }
+  static void set_memory_space(G&, instruction_type, const shape_index&, std::int64_t) {}
+  static void set_split(G&, instruction_type, const shape_index&, const std::optional<split_config>&) {}
+};
+
+static_assert(xlamem::graph<xlamem::test::archetype::graph>);
+static_assert(!xlamem::dense_graph<xlamem::test::archetype::graph>);
+static_assert(!xlamem::memory_space_graph<xlamem::test::archetype::graph>);
+static_assert(xlamem::memory_space_graph<xlamem::test::archetype::mutable_graph>);
