@@ -1,0 +1,856 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Buffer assignment (XLA's BufferAssigner on a sequential schedule): every buffer of a
+/// graph (`colocation_analysis`) gets an allocation and an offset in it, per memory space
+/// (colour), and the allocations give `compiled_memory_stats`.
+///
+/// The rules follow XLA. Buffers are taken largest first (live-out first among equals, then
+/// by schedule position, then id):
+/// - a buffer holding a constant gets its own constant allocation, never reused;
+/// - a buffer holding an entry parameter gets its own parameter allocation (one per
+///   parameter leaf); when `input_output_alias` aliases it with an output, the allocation is
+///   also live-out and, once the parameter is dead, may be reused;
+/// - a buffer of a thread-local computation (reduce, sort, map, ... regions) gets its own
+///   thread-local allocation; fused computations get no buffers;
+/// - any other buffer first tries to reuse an allocation of one of its defining
+///   instruction's operands, then any reusable allocation made so far (live-out allocations
+///   and aliased parameters), when the colours match, it fits, no assigned value's live range
+///   interferes (touching ranges are fine when the user may overwrite its dying operand), a
+///   copy does not land on its source, and a live-out buffer fits exactly (allocations made
+///   for tuple tables are not reused);
+/// - otherwise a buffer that does not live out is a temporary: all temporaries of a colour are
+///   packed into one `preallocated-temp` allocation by a `temp_packer` (XLA best fit, the
+///   heuristic portfolio, or the search with a time budget: the default). Live-out buffers
+///   get allocations of their own. Before packing, a temporary may take over the chunk of a
+///   same-size operand temporary that dies where it is defined (the heap simulator's
+///   `ShareWith`); with `can_use_allocation`, temporaries of one colour may fill gaps of
+///   another colour's heap. XLA's best fit is always computed and is the floor for any packer.
+/// - an unscheduled (pre-optimisation) module gets XLA's output copies emulated
+///   (`output_copies`).
+///
+/// Offsets in the temporary heap are multiples of `alignment` (64 B is CPU-like, 256 B
+/// GPU-like). `validate()` checks that no two values live at the same time share bytes of an
+/// allocation (except values of one buffer, and an operand and the user that overwrites it).
+///
+/// A `buffer_assignment` is a value (concurrent reads are fine); for a `dense_graph` the graph
+/// must outlive it (see `dataflow_analysis`).
+///
+/// Cost: liveness O(values + uses); reuse O(buffers x reusable allocations x values in them);
+/// packing as the policy (the heuristics are O(n log n + conflicts)).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "xlamem/align.hpp"
+#include "xlamem/error.hpp"
+#include "xlamem/graph/graph_traits.hpp"
+#include "xlamem/packing/interval_graph.hpp"
+#include "xlamem/packing/problem.hpp"
+#include "xlamem/passes/colocation.hpp"
+#include "xlamem/passes/liveness.hpp"
+#include "xlamem/passes/memory_stats.hpp"
+#include "xlamem/passes/planning_solvers.hpp"
+#include "xlamem/passes/planning_traits.hpp"
+
+namespace xlamem {
+
+/// Options of `buffer_assignment::run`.
+struct buffer_assignment_options {
+  /// Alignment of offsets in the temporary heap: a power of two (64 CPU-like, 256 GPU-like).
+  std::int64_t alignment = 64;
+  /// Packing policy of the temporary heap.
+  solver_kind solver = solver_kind::search;
+  /// Time budget of `solver_kind::search`, seconds.
+  double time_limit_seconds = 1.0;
+  /// Reuse live-out and aliased-parameter allocations for other buffers (XLA does).
+  bool reuse_allocations = true;
+  /// Emulate XLA's copy insertion for the outputs: an output leaf that is an entry parameter
+  /// (not aliased), a constant, or a buffer appearing at several output leaves gets a copy of
+  /// its own (a live-out allocation with no values), and the original buffer no longer lives
+  /// out. By default on exactly when the graph is not scheduled (`is_scheduled=false`: a
+  /// pre-optimisation module that XLA would still copy-insert).
+  std::optional<bool> output_copies;
+  /// Colour pairs (buffer colour, allocation colour): temporaries of the first colour may be
+  /// placed in free gaps of the second colour's temporary heap, without growing it (XLA's
+  /// `can_use_allocation` / `ReuseCompatibleTempHeaps`). Empty: every colour keeps its own heap.
+  std::vector<std::pair<std::int64_t, std::int64_t>> can_use_allocation;
+  /// Liveness options (the entry computation).
+  liveness_options liveness;
+};
+
+/// Where one value lives.
+struct value_slice {
+  std::size_t allocation = 0;
+  std::int64_t offset = 0;
+  std::int64_t size = 0;
+  friend bool operator==(const value_slice&, const value_slice&) = default;
+};
+
+/// One allocation (XLA's BufferAllocation).
+struct buffer_allocation {
+  /// One value placed in the allocation.
+  struct assigned {
+    std::uint32_t value = 0;  ///< dataflow value id
+    std::int64_t offset = 0;
+    std::int64_t size = 0;
+  };
+  std::size_t index = 0;
+  allocation_flags flags_;                ///< size, colour and the XLA predicates
+  std::int64_t parameter_number = -1;     ///< entry parameter, when `is_entry_parameter`
+  shape_index parameter_index;            ///< leaf of that parameter
+  bool holds_entry_root = false;          ///< holds the entry root's top-level value
+  std::string copy_of;                    ///< an emulated output copy: the leaf it copies
+  std::vector<assigned> values;           ///< ascending value id
+
+  [[nodiscard]] const allocation_flags& flags() const noexcept { return flags_; }
+  [[nodiscard]] std::int64_t size() const noexcept { return flags_.size; }
+  [[nodiscard]] std::int64_t color() const noexcept { return flags_.color; }
+  /// Entry parameters that no output aliases, and constants: never reused.
+  [[nodiscard]] bool is_readonly() const noexcept {
+    return (flags_.is_entry_parameter && !flags_.is_parameter_aliased_with_output) || flags_.is_constant;
+  }
+};
+
+/// The temporary heap of one colour: the packing problem solved and its placement.
+struct temp_heap {
+  std::int64_t color = 0;
+  std::size_t allocation = 0;          ///< index of its preallocated-temp allocation
+  packing_problem problem;             ///< one interval buffer per temporary buffer
+  std::vector<std::uint32_t> buffers;  ///< per problem buffer: the (first) colocation buffer it places
+  placement solution;
+  std::int64_t size = 0;               ///< heap size: the placement's peak
+  std::int64_t lower_bound = 0;        ///< `xlamem::lower_bound(problem)`, or the alignment-aware bound when larger
+  std::string solver;                  ///< the packer's name
+  double seconds = 0.0;                ///< packing time
+};
+
+/// The result of buffer assignment on a graph.
+template <graph G>
+class buffer_assignment {
+ public:
+  using liveness_type = live_range_analysis<G>;
+  using dataflow_type = typename liveness_type::dataflow_type;
+  using value_id = typename dataflow_type::value_id;
+  using buffer_id = typename colocation_analysis<G>::buffer_id;
+
+  /// Assigns the buffers of `g` with the packer named in `o`.
+  [[nodiscard]] static result<buffer_assignment> run(const G& g, const buffer_assignment_options& o = {}) {
+    switch (o.solver) {
+      case solver_kind::xla: return run(g, o, xla_best_fit_packer{});
+      case solver_kind::heuristic: return run(g, o, heuristic_packer{});
+      default: return run(g, o, search_packer{o.time_limit_seconds});
+    }
+  }
+
+  /// Assigns the buffers of `g`, packing temporaries with `packer`.
+  /// @returns liveness errors, or `errc::invalid_argument` for a bad alignment.
+  template <temp_packer P>
+  [[nodiscard]] static result<buffer_assignment> run(const G& g, const buffer_assignment_options& o, const P& packer) {
+    if (o.alignment <= 0 || !is_power_of_two(static_cast<std::uint64_t>(o.alignment))) {
+      return make_error(errc::invalid_argument,
+                        "buffer assignment: alignment " + std::to_string(o.alignment) + " is not a power of two");
+    }
+    auto la = liveness_type::run(g, o.liveness);
+    if (!la) return la.error();
+    buffer_assignment a;
+    a.options_ = o;
+    a.la_ = std::move(*la);
+    if (auto r = a.assign(g, packer); !r) return r.error();
+    return a;
+  }
+
+  [[nodiscard]] const liveness_type& liveness() const noexcept { return la_; }
+  [[nodiscard]] const dataflow_type& dataflow() const noexcept { return la_.dataflow(); }
+  [[nodiscard]] const buffer_assignment_options& options() const noexcept { return options_; }
+  [[nodiscard]] const std::vector<buffer_allocation>& allocations() const noexcept { return allocations_; }
+  /// The temporary heaps, one per colour that has temporaries.
+  [[nodiscard]] const std::vector<temp_heap>& heaps() const noexcept { return heaps_; }
+  /// Where value `v` lives, or nullopt when it has no allocation (fused, unreachable).
+  [[nodiscard]] std::optional<value_slice> slice_of(value_id v) const {
+    if (slice_[v].allocation == none) return std::nullopt;
+    return slice_[v];
+  }
+  /// XLA's CompiledMemoryStats of the allocations, with `peak_memory_in_bytes`.
+  [[nodiscard]] const compiled_memory_stats& stats() const noexcept { return stats_; }
+  /// The time of the peak and the buffers live then, largest first.
+  [[nodiscard]] std::int64_t peak_time() const noexcept { return peak_time_; }
+  [[nodiscard]] const std::vector<buffer_id>& peak_buffers() const noexcept { return peak_buffers_; }
+  /// Size of buffer `b` (its largest value).
+  [[nodiscard]] std::int64_t buffer_size(buffer_id b) const { return info_[b].size; }
+  /// The hull of buffer `b`'s value ranges; `{-1,-1}` when it has none.
+  [[nodiscard]] live_range buffer_range(buffer_id b) const { return info_[b].hull; }
+
+  /// Checks the assignment: every value with a range has a slice inside its allocation, heap
+  /// offsets are aligned, and no two values live at the same time share bytes of an
+  /// allocation, except values of one buffer and an operand with the user that overwrites
+  /// it. @returns `errc::invalid_argument` naming the two values.
+  [[nodiscard]] result<void> validate(const G& g) const {
+    const auto& df = la_.dataflow();
+    struct item {
+      value_id v;
+      std::int64_t offset, size;
+      live_range r;
+    };
+    for (const auto& al : allocations_) {
+      std::vector<item> items;
+      for (const auto& x : al.values) {
+        if (x.offset < 0 || x.offset + x.size > al.size()) {
+          return make_error(errc::invalid_argument, "allocation " + std::to_string(al.index) + ": value " +
+                                                        la_.value_name(g, x.value, false) + " lies outside it");
+        }
+        if (al.flags_.is_preallocated_temp() && x.offset % options_.alignment != 0) {
+          return make_error(errc::invalid_argument, "allocation " + std::to_string(al.index) + ": value " +
+                                                        la_.value_name(g, x.value, false) + " is not aligned");
+        }
+        if (la_.has_range(x.value) && x.size > 0) items.push_back({x.value, x.offset, x.size, la_.range(x.value)});
+      }
+      std::sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.r.start < b.r.start; });
+      std::vector<item> active;
+      for (const auto& it : items) {
+        std::erase_if(active, [&](const item& a) { return a.r.end < it.r.start; });
+        for (const auto& a : active) {
+          if (a.offset >= it.offset + it.size || it.offset >= a.offset + a.size) continue;
+          if (la_.colocation().buffer_of(a.v) == la_.colocation().buffer_of(it.v)) continue;
+          if (a.r.end == it.r.start && a.offset == it.offset && a.size == it.size && can_share(g, it.v, a.v)) continue;
+          return make_error(errc::invalid_argument,
+                            "allocation " + std::to_string(al.index) + ": values " + la_.value_name(g, a.v, false) +
+                                " [" + std::to_string(a.r.start) + "-" + std::to_string(a.r.end) + "] and " +
+                                la_.value_name(g, it.v, false) + " [" + std::to_string(it.r.start) + "-" +
+                                std::to_string(it.r.end) + "] are live together and share bytes");
+        }
+        active.push_back(it);
+      }
+    }
+    for (value_id v = 0; v < df.values().size(); ++v) {
+      if (la_.has_range(v) && !la_.colocation().values(la_.colocation().buffer_of(v)).empty() &&
+          slice_[v].allocation == none) {
+        return make_error(errc::invalid_argument, "value " + la_.value_name(g, v, false) + " has no allocation");
+      }
+    }
+    return {};
+  }
+
+  /// An allocation table in the format of XLA's `*-buffer-assignment.txt` dump.
+  [[nodiscard]] std::string to_string(const G& g) const {
+    const auto& df = la_.dataflow();
+    std::string out = "BufferAssignment:\n";
+    for (const auto& al : allocations_) {
+      out += "allocation " + std::to_string(al.index) + ": size " + std::to_string(al.size());
+      if (al.color() != 0) out += ", color " + std::to_string(al.color());
+      if (al.flags_.is_entry_parameter) {
+        const auto pn = df.parameters(la_.entry())[static_cast<std::size_t>(al.parameter_number)];
+        std::string idx;
+        detail::append_shape_index_text(idx, al.parameter_index);
+        out += ", parameter " + std::to_string(al.parameter_number) + ", shape |" +
+               strip_layout(planning_traits<G>::shape_string(g, df.instruction(pn), al.parameter_index)) +
+               "| at ShapeIndex " + idx;
+      }
+      if (al.holds_entry_root) {
+        const auto root = df.root(la_.entry());
+        out += ", output shape is |" + strip_layout(planning_traits<G>::shape_string(g, df.instruction(root), {})) + "|";
+      }
+      if (al.flags_.is_constant) out += ", constant";
+      if (al.flags_.is_thread_local) out += ", thread-local";
+      if (al.flags_.maybe_live_out) out += ", maybe-live-out";
+      if (al.flags_.is_preallocated_temp()) out += ", preallocated-temp";
+      out += ":\n";
+      if (!al.copy_of.empty()) out += " copy: " + al.copy_of + " (emulated copy insertion)\n";
+      for (const auto& x : al.values) {
+        const auto& d = df.get(x.value).defining;
+        out += " value: <" + std::to_string(x.value) + " " + la_.value_name(g, x.value, !df.get(x.value).is_tuple && d.index.empty()) +
+               " @" + std::to_string(al.color()) + "> (size=" + std::to_string(x.size) + ",offset=" +
+               std::to_string(x.offset) + "): " + planning_traits<G>::shape_string(g, d.instruction, d.index) + "\n";
+      }
+    }
+    std::int64_t total = 0;
+    for (const auto& al : allocations_) total += al.size();
+    out += "\nTotal bytes used: " + std::to_string(total) + "\n";
+    return out;
+  }
+
+ private:
+  static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+  struct buffer_info {
+    std::int64_t size = 0;
+    std::int64_t color = 0;
+    bool planned = false;       // has values outside fused/unreachable computations
+    bool lives_out = false;
+    bool thread_local_ = false;
+    bool sequential = false;
+    bool entry_parameter = false;  // holds an entry parameter's value
+    std::int64_t position = 0;  // sort key: earliest definition
+    live_range hull{-1, -1};
+  };
+
+  buffer_assignment_options options_;
+  liveness_type la_;
+  std::vector<buffer_info> info_;
+  std::vector<char> copied_;  // per buffer: its output positions are emulated copies
+  std::vector<buffer_allocation> allocations_;
+  std::vector<temp_heap> heaps_;
+  std::vector<value_slice> slice_;
+  compiled_memory_stats stats_;
+  std::int64_t peak_time_ = 0;
+  std::vector<buffer_id> peak_buffers_;
+
+  /// `SHAPE{layout}` without layouts: drops every `{...}` that follows `]`.
+  static std::string strip_layout(const std::string& s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '{' && i > 0 && s[i - 1] == ']') {
+        int depth = 0;
+        for (; i < s.size(); ++i) {
+          if (s[i] == '{') ++depth;
+          else if (s[i] == '}' && --depth == 0) break;
+        }
+        continue;
+      }
+      out += s[i];
+    }
+    return out;
+  }
+
+  /// XLA's can_share_as_operand: `user` (a value) may overwrite `operand` (a value) that dies
+  /// where `user` is defined.
+  bool can_share(const G& g, value_id user, value_id operand) const {
+    const auto& df = la_.dataflow();
+    const auto& u = df.get(user).defining;
+    if (planning_traits<G>::is_copy(g, u.instruction)) return false;
+    const std::size_t un = df.number(u.instruction);
+    for (const auto& p : df.get(operand).positions) {
+      const std::size_t pn = df.number(p.instruction);
+      const auto& ops = df.operands(un);
+      if (std::find(ops.begin(), ops.end(), pn) == ops.end()) continue;
+      if (planning_traits<G>::can_share_operand_buffer(g, p.instruction, p.index, u.instruction, u.index)) return true;
+    }
+    return false;
+  }
+
+  bool interferes(const G& g, value_id a, value_id b) const {
+    const auto ra = la_.range(a), rb = la_.range(b);
+    if (ra.start > rb.end || rb.start > ra.end) return false;
+    if (ra.end == rb.start) return !can_share(g, b, a);
+    if (rb.end == ra.start) return !can_share(g, a, b);
+    return true;
+  }
+
+  bool is_copy_of(const G& g, value_id v, value_id source) const {
+    const auto& df = la_.dataflow();
+    const auto& d = df.get(v).defining;
+    if (!planning_traits<G>::is_copy(g, d.instruction)) return false;
+    const auto& ops = df.operands(df.number(d.instruction));
+    for (const auto& p : df.get(source).positions) {
+      if (std::find(ops.begin(), ops.end(), df.number(p.instruction)) != ops.end()) return true;
+    }
+    return false;
+  }
+
+  std::size_t new_allocation(buffer_id b) {
+    buffer_allocation al;
+    al.index = allocations_.size();
+    al.flags_.size = info_[b].size;
+    al.flags_.color = info_[b].color;
+    allocations_.push_back(std::move(al));
+    return allocations_.size() - 1;
+  }
+
+  void add(const G& g, std::size_t alloc, buffer_id b, std::int64_t offset) {
+    const auto& df = la_.dataflow();
+    auto& al = allocations_[alloc];
+    const std::size_t root = df.root(la_.entry());
+    for (auto v : la_.colocation().values(b)) {
+      if (!planned_value(v)) continue;
+      const auto bytes = static_cast<std::int64_t>(df.get(v).bytes);
+      al.values.push_back({v, offset, bytes});
+      slice_[v] = {alloc, offset, bytes};
+      if (la_.lives_out(v) && !copied_[b]) al.flags_.maybe_live_out = true;
+      for (const auto& p : df.get(v).positions) {
+        if (df.number(p.instruction) == root && p.index.empty()) al.holds_entry_root = true;
+      }
+    }
+    (void)g;
+  }
+
+  bool planned_value(value_id v) const {
+    const auto ctx = la_.value_context(v);
+    return ctx == computation_context::sequential || ctx == computation_context::thread_local_;
+  }
+
+  bool maybe_assign(const G& g, std::size_t alloc, buffer_id b) {
+    const auto& al = allocations_[alloc];
+    const auto& bi = info_[b];
+    if (al.color() != bi.color) return false;
+    if (bi.size > al.size()) return false;
+    if (al.is_readonly() || al.flags_.is_thread_local) return false;
+    if (bi.lives_out && al.size() != bi.size) return false;
+    for (const auto& x : al.values) {
+      if (!la_.has_range(x.value)) return false;
+      for (auto v : la_.colocation().values(b)) {
+        if (!la_.has_range(v)) continue;
+        if (interferes(g, v, x.value)) return false;
+        if (is_copy_of(g, v, x.value)) return false;
+      }
+    }
+    add(g, alloc, b, 0);
+    return true;
+  }
+
+  template <class P>
+  result<void> assign(const G& g, const P& packer) {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    const std::size_t nb = co.buffer_count();
+    slice_.assign(df.values().size(), value_slice{none, 0, 0});
+    info_.assign(nb, {});
+    const std::size_t entry = la_.entry();
+    // 0. Emulated copy insertion of the outputs.
+    copied_.assign(nb, 0);
+    struct out_copy {
+      std::string name;
+      std::int64_t size, color;
+    };
+    std::vector<out_copy> copies;
+    if (options_.output_copies.value_or(!planning_traits<G>::is_scheduled(g))) {
+      const std::size_t root = df.root(entry);
+      std::vector<int> seen(nb, 0);
+      std::vector<std::pair<std::size_t, std::vector<buffer_id>>> leaves;  // (subshape position, buffers)
+      const auto& indices = df.subshapes(root);
+      for (std::size_t k = 0; k < indices.size(); ++k) {
+        if (!df.is_leaf(root, k)) continue;
+        std::vector<buffer_id> here;
+        for (auto v : df.value_set(root, indices[k])) {
+          const auto b = co.buffer_of(v);
+          if (std::find(here.begin(), here.end(), b) == here.end()) here.push_back(b);
+        }
+        for (auto b : here) ++seen[b];
+        leaves.emplace_back(k, std::move(here));
+      }
+      for (const auto& [k, here] : leaves) {
+        bool copy = false;
+        for (const auto b : here) {
+          copy = copy || seen[b] > 1;
+          for (auto v : co.values(b)) {
+            const auto& d = df.get(v).defining;
+            const std::size_t n = df.number(d.instruction);
+            if (planning_traits<G>::is_constant(g, d.instruction)) copy = true;
+            if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
+                !co.parameter_has_alias(df.parameter_number(n), d.index)) {
+              copy = true;
+            }
+          }
+        }
+        if (!copy) continue;
+        for (const auto b : here) copied_[b] = 1;
+        std::string name = planning_traits<G>::name(g, df.instruction(root), root);
+        detail::append_shape_index_text(name, indices[k]);
+        const auto& info = df.subshape(root, k);
+        copies.push_back({std::move(name), static_cast<std::int64_t>(info.bytes), info.memory_space});
+      }
+    }
+    // 1. Buffer facts.
+    for (std::size_t b = 0; b < nb; ++b) {
+      auto& bi = info_[b];
+      bi.position = INT64_MAX;
+      bool first = true;
+      for (auto v : co.values(static_cast<buffer_id>(b))) {
+        if (!planned_value(v)) continue;
+        const auto& val = df.get(v);
+        const std::size_t n = df.number(val.defining.instruction);
+        bi.planned = true;
+        bi.size = std::max(bi.size, static_cast<std::int64_t>(val.bytes));
+        if (first) {
+          const auto k = df.find_index(n, val.defining.index);
+          bi.color = k ? df.subshape(n, *k).memory_space : 0;
+          first = false;
+        }
+        bi.lives_out = bi.lives_out || (la_.lives_out(v) && !copied_[b]);
+        if (df.parent_number(n) == entry && df.parameter_number(n) >= 0) bi.entry_parameter = true;
+        if (la_.value_context(v) == computation_context::thread_local_) bi.thread_local_ = true;
+        else bi.sequential = true;
+        const std::int64_t t = la_.time_of(n);
+        bi.position = std::min<std::int64_t>(bi.position, t >= 0 ? t : static_cast<std::int64_t>(df.instruction_count() + n));
+        if (la_.has_range(v)) {
+          auto r = la_.range(v);
+          // An emulated output copy is made at the root; the original may die there.
+          if (copied_[b]) r.end = std::max(r.start, std::min(r.end, la_.time_of(df.root(entry))));
+          if (bi.hull.start < 0) bi.hull = r;
+          else bi.hull = {std::min(bi.hull.start, r.start), std::max(bi.hull.end, r.end)};
+        }
+      }
+    }
+    // 2. Order: size descending, live-out first, earliest definition, id.
+    std::vector<buffer_id> order;
+    for (std::size_t b = 0; b < nb; ++b) {
+      if (info_[b].planned) order.push_back(static_cast<buffer_id>(b));
+    }
+    std::sort(order.begin(), order.end(), [&](buffer_id a, buffer_id b) {
+      const auto& x = info_[a];
+      const auto& y = info_[b];
+      if (x.size != y.size) return x.size > y.size;
+      if (x.lives_out != y.lives_out) return x.lives_out;
+      if (x.position != y.position) return x.position < y.position;
+      return a < b;
+    });
+    // 3. Special buffers, reuse, or deferral to the heap.
+    std::vector<std::size_t> reusable;  // allocations that later buffers may reuse, in creation order
+    std::vector<std::vector<buffer_id>> deferred;  // per colour index
+    std::vector<std::int64_t> colors;
+    std::vector<std::size_t> alloc_of_buffer(nb, none);
+    const auto& params = df.parameters(entry);
+    for (const buffer_id b : order) {
+      const auto& bi = info_[b];
+      bool special = false;
+      for (auto v : co.values(b)) {
+        if (!planned_value(v)) continue;
+        const auto& val = df.get(v);
+        const std::size_t n = df.number(val.defining.instruction);
+        if (planning_traits<G>::is_constant(g, val.defining.instruction)) {
+          const auto a = new_allocation(b);
+          allocations_[a].flags_.is_constant = true;
+          add(g, a, b, 0);
+          alloc_of_buffer[b] = a;
+          special = true;
+          break;
+        }
+        if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
+            std::find(params.begin(), params.end(), n) != params.end()) {
+          // One allocation per entry parameter leaf, even when (unscheduled) aliasing put
+          // several into one buffer: XLA's copy insertion would have separated them.
+          std::vector<value_id> pvals;
+          for (auto w : co.values(b)) {
+            const std::size_t wn = df.number(df.get(w).defining.instruction);
+            if (planned_value(w) && df.parent_number(wn) == entry && df.parameter_number(wn) >= 0) pvals.push_back(w);
+          }
+          std::size_t main = none;
+          for (std::size_t k = 0; k < pvals.size(); ++k) {
+            const auto pv = pvals[k];
+            const auto& pd = df.get(pv).defining;
+            const auto a = new_allocation(b);
+            auto& al = allocations_[a];
+            al.flags_.is_entry_parameter = true;
+            al.parameter_number = df.parameter_number(df.number(pd.instruction));
+            al.parameter_index = pd.index;
+            al.flags_.is_parameter_aliased_with_output = co.parameter_has_alias(al.parameter_number, al.parameter_index);
+            if (k == 0) {
+              main = a;
+              add(g, a, b, 0);
+              alloc_of_buffer[b] = a;
+            } else {
+              auto& mv = allocations_[main].values;
+              mv.erase(std::remove_if(mv.begin(), mv.end(), [&](const buffer_allocation::assigned& x) { return x.value == pv; }),
+                       mv.end());
+              al.flags_.size = static_cast<std::int64_t>(df.get(pv).bytes);
+              al.values.push_back({pv, 0, al.flags_.size});
+              slice_[pv] = {a, 0, al.flags_.size};
+              if (la_.lives_out(pv) && !copied_[b]) al.flags_.maybe_live_out = true;
+            }
+            if (al.flags_.is_parameter_aliased_with_output && options_.reuse_allocations) reusable.push_back(a);
+          }
+          special = true;
+          break;
+        }
+      }
+      if (special) continue;
+      if (bi.thread_local_ && !bi.sequential) {
+        const auto a = new_allocation(b);
+        allocations_[a].flags_.is_thread_local = true;
+        add(g, a, b, 0);
+        alloc_of_buffer[b] = a;
+        continue;
+      }
+      bool done = false;
+      if (options_.reuse_allocations) {
+        // Operand allocations first.
+        for (auto v : co.values(b)) {
+          if (done || !planned_value(v)) continue;
+          const auto& val = df.get(v);
+          if (!val.defining.index.empty() || val.is_tuple) continue;
+          for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
+            for (auto w : df.value_set(op, {})) {
+              const auto a = alloc_of_buffer[co.buffer_of(w)];
+              if (a != none && !allocations_[a].flags_.is_preallocated_temp() &&
+                  std::find(reusable.begin(), reusable.end(), a) != reusable.end() && maybe_assign(g, a, b)) {
+                alloc_of_buffer[b] = a;
+                done = true;
+                break;
+              }
+            }
+            if (done) break;
+          }
+        }
+        for (std::size_t k = 0; !done && k < reusable.size(); ++k) {
+          if (maybe_assign(g, reusable[k], b)) {
+            alloc_of_buffer[b] = reusable[k];
+            done = true;
+          }
+        }
+      }
+      if (done) continue;
+      if (!bi.lives_out && bi.sequential) {
+        std::size_t ci = 0;
+        while (ci < colors.size() && colors[ci] != bi.color) ++ci;
+        if (ci == colors.size()) {
+          colors.push_back(bi.color);
+          deferred.emplace_back();
+        }
+        deferred[ci].push_back(b);
+        continue;
+      }
+      const auto a = new_allocation(b);
+      add(g, a, b, 0);
+      alloc_of_buffer[b] = a;
+      // A tuple's pointer table keeps its allocation to itself (XLA: tuple allocations are
+      // not reusable).
+      bool tuple = false;
+      for (auto v : co.values(b)) tuple = tuple || df.get(v).is_tuple;
+      if (options_.reuse_allocations && !tuple) reusable.push_back(a);
+    }
+    // 4. The temporary heaps. A colour whose temporaries may use another colour's heap comes
+    // after it, and first fills that heap's gaps.
+    auto can_use = [&](std::int64_t a, std::int64_t b) {
+      return std::find(options_.can_use_allocation.begin(), options_.can_use_allocation.end(), std::make_pair(a, b)) !=
+             options_.can_use_allocation.end();
+    };
+    std::vector<std::size_t> color_order(colors.size());
+    for (std::size_t k = 0; k < colors.size(); ++k) color_order[k] = k;
+    std::stable_sort(color_order.begin(), color_order.end(), [&](std::size_t x, std::size_t y) {
+      return can_use(colors[y], colors[x]) && !can_use(colors[x], colors[y]);
+    });
+    for (const std::size_t ci : color_order) {
+      temp_heap h;
+      h.color = colors[ci];
+      auto& bufs = deferred[ci];
+      std::sort(bufs.begin(), bufs.end());
+      if (!options_.can_use_allocation.empty()) {
+        std::vector<buffer_id> by_size(bufs.begin(), bufs.end());
+        std::stable_sort(by_size.begin(), by_size.end(), [&](buffer_id x, buffer_id y) { return info_[x].size > info_[y].size; });
+        std::vector<char> moved(nb, 0);
+        for (const buffer_id b : by_size) {
+          const auto hull = info_[b].hull;
+          if (hull.start < 0) continue;
+          for (auto& other : heaps_) {
+            if (other.color == h.color || !can_use(h.color, other.color)) continue;
+            auto& al = allocations_[other.allocation];
+            std::vector<std::pair<std::int64_t, std::int64_t>> blocking;  // (offset, end)
+            for (const auto& x : al.values) {
+              if (!la_.has_range(x.value)) continue;
+              const auto r = la_.range(x.value);
+              if (r.start > hull.end || hull.start > r.end) continue;
+              blocking.emplace_back(x.offset, x.offset + x.size);
+            }
+            std::sort(blocking.begin(), blocking.end());
+            blocking.emplace_back(al.size(), al.size());
+            std::int64_t free_start = 0, best = -1, best_slack = 0;
+            for (const auto& [lo, hi] : blocking) {
+              const auto off = (free_start + options_.alignment - 1) / options_.alignment * options_.alignment;
+              const auto slack = lo - (off + info_[b].size);
+              if (slack >= 0 && (best < 0 || slack < best_slack)) {
+                best = off;
+                best_slack = slack;
+              }
+              free_start = std::max(free_start, hi);
+            }
+            if (best < 0) continue;
+            add(g, other.allocation, b, best);
+            alloc_of_buffer[b] = other.allocation;
+            moved[b] = 1;
+            break;
+          }
+        }
+        std::erase_if(bufs, [&](buffer_id b) { return moved[b] != 0; });
+        if (bufs.empty()) continue;
+      }
+      // XLA's heap simulator lets a value take over the chunk of an operand that dies where
+      // it is defined (ShareWith): such buffers form one group, placed at one offset.
+      std::vector<std::size_t> group(bufs.size());
+      for (std::size_t k = 0; k < bufs.size(); ++k) group[k] = k;
+      auto find = [&](std::size_t k) {
+        while (group[k] != k) k = group[k] = group[group[k]];
+        return k;
+      };
+      std::vector<live_range> ghull(bufs.size());
+      std::vector<std::size_t> local(nb, none);
+      for (std::size_t k = 0; k < bufs.size(); ++k) {
+        ghull[k] = info_[bufs[k]].hull;
+        local[bufs[k]] = k;
+      }
+      if (options_.reuse_allocations) {
+        std::vector<std::size_t> by_start(bufs.size());
+        for (std::size_t k = 0; k < bufs.size(); ++k) by_start[k] = k;
+        std::stable_sort(by_start.begin(), by_start.end(),
+                         [&](std::size_t x, std::size_t y) { return info_[bufs[x]].hull.start < info_[bufs[y]].hull.start; });
+        for (const std::size_t k : by_start) {
+          const buffer_id b = bufs[k];
+          const auto start = info_[b].hull.start;
+          bool shared = false;
+          for (auto v : co.values(b)) {
+            if (shared || !la_.has_range(v) || la_.range(v).start != start) continue;
+            const auto& val = df.get(v);
+            if (!val.defining.index.empty() || val.is_tuple) continue;
+            for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
+              for (auto w : df.value_set(op, {})) {
+                const auto a = co.buffer_of(w);
+                if (a == b || local[a] == none) continue;
+                const auto root = find(local[a]);
+                if (root == find(k) || ghull[root].end != start || info_[a].size != info_[b].size) continue;
+                if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
+                group[find(k)] = root;
+                ghull[root].end = std::max(ghull[root].end, info_[b].hull.end);
+                shared = true;
+                break;
+              }
+              if (shared) break;
+            }
+          }
+        }
+      }
+      std::vector<std::size_t> item_of(bufs.size(), none);
+      for (std::size_t k = 0; k < bufs.size(); ++k) {
+        const auto r = find(k);
+        if (item_of[r] == none) {
+          item_of[r] = h.problem.buffers.size();
+          interval_buffer ib;
+          ib.id = la_.value_name(g, co.values(bufs[r]).front(), false);
+          ib.lower = ghull[r].start < 0 ? 0 : ghull[r].start;
+          ib.upper = (ghull[r].start < 0 ? 0 : ghull[r].end) + 1;
+          ib.size = info_[bufs[r]].size;
+          ib.alignment = options_.alignment;
+          h.problem.buffers.push_back(std::move(ib));
+          h.buffers.push_back(bufs[r]);
+        }
+        item_of[k] = item_of[r];
+      }
+      // XLA's best fit on the colocation groups is the baseline, and the floor for any packer.
+      std::vector<std::int64_t> own(h.problem.buffers.size());
+      for (std::size_t i = 0; i < own.size(); ++i) {
+        const auto r = info_[h.buffers[i]].hull;
+        own[i] = r.start < 0 ? 1 : r.end + 1 - r.start;
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      if (auto ok = validate_problem(h.problem); !ok) {
+        return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
+      }
+      placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), own);
+      h.lower_bound = temp_lower_bound(h.problem);
+      if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
+        h.solution = std::move(xla);  // the baseline, or already optimal
+      } else {
+        auto sol = packer(h.problem);
+        if (!sol) return sol.error().with_context("packing the temporaries of memory space " + std::to_string(h.color));
+        if (auto ok = xlamem::validate(h.problem, *sol); !ok) {
+          return ok.error().with_context("packer " + std::string(packer.name()) + " returned an invalid placement");
+        }
+        h.solution = peak_of(h.problem, *sol) <= peak_of(h.problem, xla) ? std::move(*sol) : std::move(xla);
+      }
+      h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      h.size = peak_of(h.problem, h.solution);
+      h.solver = std::string(packer.name());
+      buffer_allocation al;
+      al.index = allocations_.size();
+      al.flags_.size = h.size;
+      al.flags_.color = h.color;
+      allocations_.push_back(std::move(al));
+      h.allocation = allocations_.size() - 1;
+      for (std::size_t k = 0; k < bufs.size(); ++k) {
+        add(g, h.allocation, bufs[k], h.solution.offsets[item_of[k]]);
+        alloc_of_buffer[bufs[k]] = h.allocation;
+      }
+      heaps_.push_back(std::move(h));
+    }
+    for (auto& c : copies) {
+      buffer_allocation al;
+      al.index = allocations_.size();
+      al.flags_.size = c.size;
+      al.flags_.color = c.color;
+      al.flags_.maybe_live_out = true;
+      al.copy_of = std::move(c.name);
+      allocations_.push_back(std::move(al));
+    }
+    for (auto& al : allocations_) {
+      std::sort(al.values.begin(), al.values.end(),
+                [](const buffer_allocation::assigned& x, const buffer_allocation::assigned& y) { return x.value < y.value; });
+    }
+    // 5. Statistics and the peak.
+    stats_ = stats_from_allocations(allocations_);
+    compute_peak(alloc_of_buffer);
+    return {};
+  }
+
+  // Peak: the most device bytes in use at one time. A heap uses the sum of its live buffers;
+  // any other allocation (one buffer at a time) the largest live one. Entry parameters are in
+  // use throughout; thread-local, constant and host allocations are not counted.
+  void compute_peak(const std::vector<std::size_t>& alloc_of_buffer) {
+    const std::int64_t horizon = la_.end_time() + 1;
+    std::vector<std::int64_t> total(static_cast<std::size_t>(horizon) + 1, 0);
+    std::vector<std::vector<buffer_id>> by_alloc(allocations_.size());
+    for (std::size_t b = 0; b < info_.size(); ++b) {
+      if (alloc_of_buffer[b] != none && info_[b].hull.start >= 0) by_alloc[alloc_of_buffer[b]].push_back(static_cast<buffer_id>(b));
+    }
+    auto range_in_use = [&](const buffer_allocation& al, buffer_id b) {
+      live_range r = info_[b].hull;
+      if (al.flags_.is_entry_parameter && info_[b].entry_parameter) r = {0, la_.end_time()};
+      r.start = std::clamp<std::int64_t>(r.start, 0, horizon - 1);
+      r.end = std::clamp<std::int64_t>(r.end, r.start, horizon - 1);
+      return r;
+    };
+    std::vector<std::int64_t> local(static_cast<std::size_t>(horizon) + 1, 0);
+    for (std::size_t a = 0; a < allocations_.size(); ++a) {
+      const auto& al = allocations_[a];
+      const auto& f = al.flags_;
+      if (f.is_thread_local || f.is_constant || f.is_host()) continue;
+      if (f.is_preallocated_temp()) {
+        std::vector<std::int64_t> diff(static_cast<std::size_t>(horizon) + 1, 0);
+        for (auto b : by_alloc[a]) {
+          const auto r = range_in_use(al, b);
+          diff[static_cast<std::size_t>(r.start)] += info_[b].size;
+          diff[static_cast<std::size_t>(r.end) + 1] -= info_[b].size;
+        }
+        std::int64_t run = 0;
+        for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) total[t] += (run += diff[t]);
+        continue;
+      }
+      std::fill(local.begin(), local.end(), 0);
+      for (auto b : by_alloc[a]) {
+        const auto r = range_in_use(al, b);
+        for (auto t = r.start; t <= r.end; ++t) local[static_cast<std::size_t>(t)] = std::max(local[static_cast<std::size_t>(t)], info_[b].size);
+      }
+      if (by_alloc[a].empty() && f.maybe_live_out) local[static_cast<std::size_t>(horizon - 1)] = al.size();  // an emulated copy
+      for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) total[t] += local[t];
+    }
+    std::int64_t peak = 0;
+    peak_time_ = 0;
+    for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) {
+      if (total[t] > peak) {
+        peak = total[t];
+        peak_time_ = static_cast<std::int64_t>(t);
+      }
+    }
+    stats_.peak_memory_in_bytes = peak;
+    peak_buffers_.clear();
+    for (std::size_t a = 0; a < allocations_.size(); ++a) {
+      const auto& f = allocations_[a].flags_;
+      if (f.is_thread_local || f.is_constant || f.is_host()) continue;
+      for (auto b : by_alloc[a]) {
+        const auto r = range_in_use(allocations_[a], b);
+        if (r.start <= peak_time_ && peak_time_ <= r.end) peak_buffers_.push_back(b);
+      }
+    }
+    std::sort(peak_buffers_.begin(), peak_buffers_.end(), [&](buffer_id x, buffer_id y) {
+      if (info_[x].size != info_[y].size) return info_[x].size > info_[y].size;
+      return x < y;
+    });
+  }
+};
+
+}  // namespace xlamem

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// `compiled_memory_stats`: XLA's `CompiledMemoryStats` (what JAX users read from
+/// `compiled.memory_analysis()`), with the same fields and meanings, computed from a list of
+/// allocations the way `CompiledMemoryStats::PopulateBufferStatsFromAllocations` does:
+///
+/// - an entry-parameter allocation counts as argument (and as alias when it is aliased with
+///   an output);
+/// - a maybe-live-out allocation counts as output (an allocation can be both argument and
+///   output; alias corrects the double count);
+/// - a preallocated temporary (not parameter, not live-out, not thread-local, not constant)
+///   counts as temp;
+/// - constants and thread-local allocations count nowhere;
+/// - allocations in host memory (memory space 5) go to the `host_*` fields instead.
+///
+/// `to_string` prints XLA's `DebugString` (ten fields, same order and format); `to_json` an
+/// object with every field. Nothing here needs an IR. All functions are O(allocations).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace xlamem {
+
+/// XLA's memory space of host memory (`Layout::kHostMemorySpace`, the `S(5)` of layouts).
+inline constexpr std::int64_t host_memory_space = 5;
+
+/// The flags of one allocation that the statistics read (XLA's BufferAllocation predicates).
+struct allocation_flags {
+  std::int64_t size = 0;                          ///< bytes
+  std::int64_t color = 0;                         ///< memory space
+  bool is_entry_parameter = false;                ///< holds an entry-computation parameter
+  bool is_parameter_aliased_with_output = false;  ///< that parameter is aliased with an output
+  bool maybe_live_out = false;                    ///< holds a value that leaves the program
+  bool is_thread_local = false;                   ///< holds values of a thread-local computation
+  bool is_constant = false;                       ///< holds a constant
+
+  /// XLA's `IsPreallocatedTempBuffer()`.
+  [[nodiscard]] bool is_preallocated_temp() const noexcept {
+    return !is_entry_parameter && !maybe_live_out && !is_thread_local && !is_constant;
+  }
+  /// Whether the allocation is in host memory.
+  [[nodiscard]] bool is_host() const noexcept { return color == host_memory_space; }
+};
+
+/// XLA's `CompiledMemoryStats`. All fields are bytes and default to 0.
+struct compiled_memory_stats {
+  std::int64_t generated_code_size_in_bytes = 0;  ///< code size; cannot be derived from HLO
+  std::int64_t argument_size_in_bytes = 0;
+  std::int64_t output_size_in_bytes = 0;
+  std::int64_t alias_size_in_bytes = 0;            ///< argument bytes reused for outputs
+  std::int64_t temp_size_in_bytes = 0;
+  std::int64_t host_generated_code_size_in_bytes = 0;
+  std::int64_t host_argument_size_in_bytes = 0;
+  std::int64_t host_output_size_in_bytes = 0;
+  std::int64_t host_alias_size_in_bytes = 0;
+  std::int64_t host_temp_size_in_bytes = 0;
+  /// The most device bytes live at one time (filled by buffer assignment; see docs/planning.md).
+  std::int64_t peak_memory_in_bytes = 0;
+  /// Sum of all device allocation sizes (constants and thread-local included).
+  std::int64_t total_allocation_bytes = 0;
+
+  friend bool operator==(const compiled_memory_stats&, const compiled_memory_stats&) = default;
+
+  /// XLA's documented lower bound on device memory: code + argument + output - alias + temp.
+  [[nodiscard]] std::int64_t device_footprint() const noexcept {
+    return generated_code_size_in_bytes + argument_size_in_bytes + output_size_in_bytes - alias_size_in_bytes +
+           temp_size_in_bytes;
+  }
+
+  /// XLA's `DebugString()`: `CompiledMemoryStats(generated_code_size_in_bytes=N, ...)`, the ten
+  /// device and host fields in XLA's order.
+  [[nodiscard]] std::string to_string() const {
+    std::string s = "CompiledMemoryStats(";
+    auto field = [&](const char* name, std::int64_t v, bool last = false) {
+      s += name;
+      s += '=';
+      s += std::to_string(v);
+      s += last ? ")" : ", ";
+    };
+    field("generated_code_size_in_bytes", generated_code_size_in_bytes);
+    field("argument_size_in_bytes", argument_size_in_bytes);
+    field("output_size_in_bytes", output_size_in_bytes);
+    field("alias_size_in_bytes", alias_size_in_bytes);
+    field("temp_size_in_bytes", temp_size_in_bytes);
+    field("host_generated_code_size_in_bytes", host_generated_code_size_in_bytes);
+    field("host_argument_size_in_bytes", host_argument_size_in_bytes);
+    field("host_output_size_in_bytes", host_output_size_in_bytes);
+    field("host_alias_size_in_bytes", host_alias_size_in_bytes);
+    field("host_temp_size_in_bytes", host_temp_size_in_bytes, true);
+    return s;
+  }
+
+  /// A JSON object with every field (the names of JAX's `memory_analysis()` attributes).
+  [[nodiscard]] std::string to_json() const {
+    std::string s = "{";
+    auto field = [&](const char* name, std::int64_t v, bool last = false) {
+      s += '"';
+      s += name;
+      s += "\": ";
+      s += std::to_string(v);
+      if (!last) s += ", ";
+    };
+    field("generated_code_size_in_bytes", generated_code_size_in_bytes);
+    field("argument_size_in_bytes", argument_size_in_bytes);
+    field("output_size_in_bytes", output_size_in_bytes);
+    field("alias_size_in_bytes", alias_size_in_bytes);
+    field("temp_size_in_bytes", temp_size_in_bytes);
+    field("host_generated_code_size_in_bytes", host_generated_code_size_in_bytes);
+    field("host_argument_size_in_bytes", host_argument_size_in_bytes);
+    field("host_output_size_in_bytes", host_output_size_in_bytes);
+    field("host_alias_size_in_bytes", host_alias_size_in_bytes);
+    field("host_temp_size_in_bytes", host_temp_size_in_bytes);
+    field("peak_memory_in_bytes", peak_memory_in_bytes);
+    field("total_allocation_bytes", total_allocation_bytes, true);
+    s += '}';
+    return s;
+  }
+};
+
+/// Argument, output, alias and temp bytes (device and host) and the device total of a range of
+/// allocations (`allocation_flags`, or anything with a `flags()` member returning them), as
+/// `PopulateBufferStatsFromAllocations` does. Peak and code size are left 0.
+template <class Range>
+[[nodiscard]] compiled_memory_stats stats_from_allocations(const Range& allocations) {
+  compiled_memory_stats s;
+  for (const auto& item : allocations) {
+    const allocation_flags& a = [&]() -> const allocation_flags& {
+      if constexpr (requires { item.flags(); }) {
+        return item.flags();
+      } else {
+        return item;
+      }
+    }();
+    const bool host = a.is_host();
+    if (a.is_entry_parameter) {
+      (host ? s.host_argument_size_in_bytes : s.argument_size_in_bytes) += a.size;
+      if (a.is_parameter_aliased_with_output) (host ? s.host_alias_size_in_bytes : s.alias_size_in_bytes) += a.size;
+    }
+    if (a.maybe_live_out) (host ? s.host_output_size_in_bytes : s.output_size_in_bytes) += a.size;
+    if (a.is_preallocated_temp()) (host ? s.host_temp_size_in_bytes : s.temp_size_in_bytes) += a.size;
+    if (!host) s.total_allocation_bytes += a.size;
+  }
+  return s;
+}
+
+}  // namespace xlamem
