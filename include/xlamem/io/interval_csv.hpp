@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Reader and writer for MiniMalloc's buffer CSV: a header line naming the columns, then one
+/// buffer per line. Required columns `id,lower,upper,size` (live on `[lower, upper)`);
+/// optional `alignment` and `offset` (a placement, as MiniMalloc writes it). The older names
+/// `buffer`/`buffer_id` (id), `begin`/`start` (lower) and `end` (closed: upper = end + 1) are
+/// accepted; `hint` and `gaps` are read and ignored, which is conservative (a buffer treated
+/// as live through its gaps only adds conflicts). Errors name `source:line:column`.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "xlamem/error.hpp"
+#include "xlamem/packing/problem.hpp"
+
+namespace xlamem {
+
+/// What an interval CSV holds: the problem, and a placement when it has an `offset` column.
+struct interval_csv {
+  packing_problem problem;
+  std::optional<placement> offsets;
+};
+
+namespace detail {
+
+inline std::string_view trim_csv(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace detail
+
+/// Parses interval CSV text. `source` names the input in messages ("file.csv:3:9: ...").
+[[nodiscard]] inline result<interval_csv> read_interval_csv(std::string_view text,
+                                                            std::string_view source = "<input>") {
+  enum col { c_id, c_lower, c_upper, c_end, c_size, c_alignment, c_offset, c_ignored };
+  std::vector<col> cols;
+  interval_csv out;
+  std::vector<std::int64_t> offsets;
+  bool has_offset = false;
+  std::size_t line_no = 0;
+  std::size_t pos = 0;
+  bool header_done = false;
+  auto fail = [&](std::size_t column, const std::string& what) {
+    return result<interval_csv>(errc::parse_error, std::string(source) + ":" + std::to_string(line_no) + ":" +
+                                                       std::to_string(column) + ": " + what);
+  };
+  while (pos <= text.size()) {
+    const auto nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    ++line_no;
+    if (detail::trim_csv(line).empty()) continue;
+    // Split on commas, remembering 1-based columns.
+    std::vector<std::pair<std::string_view, std::size_t>> fields;
+    std::size_t start = 0;
+    while (true) {
+      const auto comma = line.find(',', start);
+      const auto raw = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+      std::size_t lead = 0;
+      while (lead < raw.size() && (raw[lead] == ' ' || raw[lead] == '\t')) ++lead;
+      fields.emplace_back(detail::trim_csv(raw), start + lead + 1);
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    if (!header_done) {
+      header_done = true;
+      bool seen[c_ignored] = {};
+      for (const auto& [name, column] : fields) {
+        col c = c_ignored;
+        if (name == "id" || name == "buffer" || name == "buffer_id") c = c_id;
+        else if (name == "lower" || name == "begin" || name == "start") c = c_lower;
+        else if (name == "upper") c = c_upper;
+        else if (name == "end") c = c_end;
+        else if (name == "size") c = c_size;
+        else if (name == "alignment") c = c_alignment;
+        else if (name == "offset") c = c_offset;
+        else if (name == "hint" || name == "gaps") c = c_ignored;
+        else return fail(column, "unknown column '" + std::string(name) + "' (expected id,lower,upper,size[,alignment][,offset])");
+        if (c != c_ignored) {
+          if (seen[c] || (c == c_end && seen[c_upper]) || (c == c_upper && seen[c_end])) {
+            return fail(column, "duplicate column '" + std::string(name) + "'");
+          }
+          seen[c] = true;
+        }
+        cols.push_back(c);
+      }
+      if (!seen[c_id] || !seen[c_lower] || (!seen[c_upper] && !seen[c_end]) || !seen[c_size]) {
+        return fail(1, "header must name the columns id, lower, upper and size");
+      }
+      has_offset = seen[c_offset];
+      continue;
+    }
+    if (fields.size() != cols.size()) {
+      return fail(1, "expected " + std::to_string(cols.size()) + " fields, found " + std::to_string(fields.size()));
+    }
+    interval_buffer b;
+    std::int64_t offset = 0;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      const auto [text_k, column] = fields[k];
+      if (cols[k] == c_ignored) continue;
+      if (cols[k] == c_id) {
+        if (text_k.empty()) return fail(column, "empty id");
+        b.id = std::string(text_k);
+        continue;
+      }
+      std::int64_t v = 0;
+      const auto* first = text_k.data();
+      const auto* last = text_k.data() + text_k.size();
+      const auto [ptr, ec] = std::from_chars(first, last, v);
+      if (text_k.empty()) return fail(column, "empty number");
+      if (ec == std::errc::result_out_of_range || (ec == std::errc{} && ptr == last &&
+                                                   (v > max_packing_value || v < -max_packing_value))) {
+        return fail(column, "number '" + std::string(text_k) + "' is out of range (limit 2^60)");
+      }
+      if (ec != std::errc{} || ptr != last) return fail(column, "'" + std::string(text_k) + "' is not an integer");
+      switch (cols[k]) {
+        case c_lower: b.lower = v; break;
+        case c_upper: b.upper = v; break;
+        case c_end: b.upper = v + 1; break;
+        case c_size:
+          if (v < 0) return fail(column, "negative size " + std::to_string(v));
+          b.size = v;
+          break;
+        case c_alignment:
+          if (v <= 0 || !is_power_of_two(static_cast<std::uint64_t>(v))) {
+            return fail(column, "alignment " + std::to_string(v) + " is not a power of two");
+          }
+          b.alignment = v;
+          break;
+        case c_offset:
+          if (v < 0) return fail(column, "negative offset " + std::to_string(v));
+          offset = v;
+          break;
+        default: break;
+      }
+    }
+    if (b.lower >= b.upper) {
+      return fail(1, "buffer '" + b.id + "' has an empty or negative live interval [" + std::to_string(b.lower) + ", " +
+                         std::to_string(b.upper) + ")");
+    }
+    out.problem.buffers.push_back(std::move(b));
+    offsets.push_back(offset);
+  }
+  if (!header_done) {
+    return result<interval_csv>(errc::parse_error, std::string(source) + ":1:1: empty input (expected a header line)");
+  }
+  if (has_offset) out.offsets = placement{std::move(offsets)};
+  return out;
+}
+
+/// Reads an interval CSV file; the error names the file and line.
+[[nodiscard]] inline result<interval_csv> read_interval_csv_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return result<interval_csv>(errc::not_found, "cannot open '" + path + "'");
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return read_interval_csv(ss.str(), path);
+}
+
+/// Writes `id,lower,upper,size[,alignment][,offset]`: alignment only when some buffer has one
+/// above 1, offset only when a placement is given.
+[[nodiscard]] inline std::string write_interval_csv(const packing_problem& p, const placement* s = nullptr) {
+  bool aligned = false;
+  for (const auto& b : p.buffers) aligned = aligned || b.alignment > 1;
+  std::string out = "id,lower,upper,size";
+  if (aligned) out += ",alignment";
+  if (s) out += ",offset";
+  out += '\n';
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+    const auto& b = p.buffers[i];
+    out += b.id.empty() ? std::to_string(i) : b.id;
+    out += ',' + std::to_string(b.lower) + ',' + std::to_string(b.upper) + ',' + std::to_string(b.size);
+    if (aligned) out += ',' + std::to_string(b.alignment);
+    if (s) out += ',' + std::to_string(i < s->offsets.size() ? s->offsets[i] : 0);
+    out += '\n';
+  }
+  return out;
+}
+
+/// Writes the CSV to a file.
+[[nodiscard]] inline result<void> write_interval_csv_file(const std::string& path, const packing_problem& p,
+                                                          const placement* s = nullptr) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return result<void>(errc::unavailable, "cannot write '" + path + "'");
+  const auto text = write_interval_csv(p, s);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out) return result<void>(errc::unavailable, "error while writing '" + path + "'");
+  return {};
+}
+
+}  // namespace xlamem

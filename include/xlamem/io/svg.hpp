@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// A memory-layout picture as SVG: time on x, offset on y (0 at the bottom), one rectangle per
+/// buffer, with the peak and (optionally) the capacity marked as horizontal lines. Generic:
+/// it draws `layout_rect`s, so anything with a live range and a byte range can use it (a
+/// packing placement, the temporary heap of a compiled program). Readable for thousands of
+/// rectangles: fills without outlines below a few pixels, a tooltip (`<title>`) per buffer,
+/// colours from a hash of the label so neighbours differ. Output size is O(rectangles).
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "xlamem/error.hpp"
+#include "xlamem/packing/problem.hpp"
+
+namespace xlamem {
+
+/// One rectangle: live on `[begin, end)` (x), bytes `[offset, offset + size)` (y).
+struct layout_rect {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t offset = 0;
+  std::int64_t size = 0;
+  std::string label;  ///< shown in the tooltip; also picks the colour
+};
+
+/// What to draw around the rectangles.
+struct layout_svg_options {
+  std::string title;           ///< heading above the plot
+  std::int64_t capacity = -1;  ///< drawn as a line when >= 0
+  std::int64_t peak = -1;      ///< drawn as a line; computed from the rectangles when < 0
+  int width = 1200;            ///< picture size in pixels
+  int height = 700;
+};
+
+namespace detail {
+
+inline std::string svg_escape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+/// "12.5 MiB" style byte counts for axis labels.
+inline std::string svg_bytes(std::int64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[48];
+  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", v, units[u]);
+  return buf;
+}
+
+inline std::string svg_num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", v);
+  return buf;
+}
+
+/// A "nice" tick step (1, 2 or 5 times a power of ten, or of 1024 for bytes) giving about
+/// `count` ticks over `range`.
+inline double svg_tick(double range, int count, bool bytes) {
+  if (range <= 0) return 1;
+  const double raw = range / count;
+  double base = 1;
+  if (bytes) {
+    while (base * 1024 <= raw) base *= 1024;
+  }
+  double p = base;
+  while (p * 10 <= raw) p *= 10;
+  for (const double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (p * m >= raw) return p * m;
+  }
+  return p * 10;
+}
+
+}  // namespace detail
+
+/// Renders the rectangles as a standalone SVG document.
+[[nodiscard]] inline std::string layout_svg(const std::vector<layout_rect>& rects, const layout_svg_options& o = {}) {
+  using detail::svg_num;
+  std::int64_t t0 = 0, t1 = 1, peak = 0;
+  bool first = true;
+  for (const auto& r : rects) {
+    if (first) {
+      t0 = r.begin;
+      t1 = r.end;
+      first = false;
+    }
+    t0 = std::min(t0, r.begin);
+    t1 = std::max(t1, r.end);
+    if (r.size > 0) peak = std::max(peak, r.offset + r.size);
+  }
+  if (t1 <= t0) t1 = t0 + 1;
+  if (o.peak >= 0) peak = o.peak;
+  const std::int64_t top = std::max<std::int64_t>({peak, o.capacity, 1});
+  const double ymax = static_cast<double>(top) * 1.06;
+  const int w = std::max(200, o.width), h = std::max(150, o.height);
+  const double left = 90, right = 20, head = o.title.empty() ? 20 : 44, bottom = 40;
+  const double pw = w - left - right, ph = h - head - bottom;
+  auto X = [&](double t) { return left + (t - static_cast<double>(t0)) / static_cast<double>(t1 - t0) * pw; };
+  auto Y = [&](double b) { return head + ph - b / ymax * ph; };
+
+  std::string out;
+  out.reserve(256 + rects.size() * 160);
+  out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(h) +
+         "\" viewBox=\"0 0 " + std::to_string(w) + " " + std::to_string(h) +
+         "\" font-family=\"sans-serif\" font-size=\"12\">\n";
+  out += "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  if (!o.title.empty()) {
+    out += "<text x=\"" + svg_num(left) + "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">" +
+           detail::svg_escape(o.title) + "</text>\n";
+  }
+  // Axes and grid.
+  out += "<g stroke=\"#ddd\" stroke-width=\"1\">\n";
+  const double ystep = detail::svg_tick(ymax, 8, true);
+  for (double b = 0; b <= ymax; b += ystep) {
+    out += "<line x1=\"" + svg_num(left) + "\" x2=\"" + svg_num(left + pw) + "\" y1=\"" + svg_num(Y(b)) + "\" y2=\"" +
+           svg_num(Y(b)) + "\"/>\n";
+  }
+  out += "</g>\n<g fill=\"#444\" text-anchor=\"end\">\n";
+  for (double b = 0; b <= ymax; b += ystep) {
+    out += "<text x=\"" + svg_num(left - 6) + "\" y=\"" + svg_num(Y(b) + 4) + "\">" +
+           detail::svg_bytes(static_cast<std::int64_t>(b)) + "</text>\n";
+  }
+  out += "</g>\n<g fill=\"#444\" text-anchor=\"middle\">\n";
+  const double tstep = detail::svg_tick(static_cast<double>(t1 - t0), 10, false);
+  for (double t = std::ceil(static_cast<double>(t0) / tstep) * tstep; t <= static_cast<double>(t1); t += tstep) {
+    out += "<text x=\"" + svg_num(X(t)) + "\" y=\"" + svg_num(head + ph + 16) + "\">" +
+           std::to_string(static_cast<std::int64_t>(t)) + "</text>\n";
+  }
+  out += "<text x=\"" + svg_num(left + pw / 2) + "\" y=\"" + svg_num(h - 6.0) + "\">time</text>\n</g>\n";
+  out += "<rect x=\"" + svg_num(left) + "\" y=\"" + svg_num(head) + "\" width=\"" + svg_num(pw) + "\" height=\"" +
+         svg_num(ph) + "\" fill=\"none\" stroke=\"#888\"/>\n";
+  // Buffers.
+  out += "<g>\n";
+  for (const auto& r : rects) {
+    if (r.size <= 0) continue;
+    const double x = X(static_cast<double>(r.begin)), x2 = X(static_cast<double>(r.end));
+    const double y = Y(static_cast<double>(r.offset + r.size)), y2 = Y(static_cast<double>(r.offset));
+    std::uint64_t hash = 1469598103934665603ULL;
+    for (const char c : r.label) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    const int hue = static_cast<int>(hash % 360);
+    const int light = 55 + static_cast<int>((hash >> 16) % 20);
+    const bool outline = (x2 - x) > 3 && (y2 - y) > 3;
+    out += "<rect x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) + "\" width=\"" + svg_num(std::max(0.3, x2 - x)) +
+           "\" height=\"" + svg_num(std::max(0.3, y2 - y)) + "\" fill=\"hsl(" + std::to_string(hue) + ",60%," +
+           std::to_string(light) + "%)\"" + (outline ? " stroke=\"#333\" stroke-width=\"0.4\"" : "") + "><title>" +
+           detail::svg_escape(r.label) + ": [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "), " +
+           std::to_string(r.size) + " B at " + std::to_string(r.offset) + "</title></rect>\n";
+  }
+  out += "</g>\n";
+  // Peak and capacity.
+  auto hline = [&](std::int64_t v, const char* colour, const std::string& text, bool dashed) {
+    out += "<line x1=\"" + svg_num(left) + "\" x2=\"" + svg_num(left + pw) + "\" y1=\"" + svg_num(Y(static_cast<double>(v))) +
+           "\" y2=\"" + svg_num(Y(static_cast<double>(v))) + "\" stroke=\"" + colour + "\" stroke-width=\"1.5\"" +
+           (dashed ? " stroke-dasharray=\"6,4\"" : "") + "/>\n";
+    out += "<text x=\"" + svg_num(left + pw - 4) + "\" y=\"" + svg_num(Y(static_cast<double>(v)) - 4) +
+           "\" text-anchor=\"end\" fill=\"" + colour + "\">" + detail::svg_escape(text) + "</text>\n";
+  };
+  if (o.capacity >= 0) hline(o.capacity, "#1f5fbf", "capacity " + detail::svg_bytes(o.capacity), false);
+  hline(peak, "#c0392b", "peak " + detail::svg_bytes(peak), true);
+  out += "</svg>\n";
+  return out;
+}
+
+/// The rectangles of a packing placement, labelled with the buffer ids.
+[[nodiscard]] inline std::vector<layout_rect> layout_of(const packing_problem& p, const placement& s) {
+  std::vector<layout_rect> rects;
+  rects.reserve(p.buffers.size());
+  for (std::size_t i = 0; i < p.buffers.size() && i < s.offsets.size(); ++i) {
+    const auto& b = p.buffers[i];
+    rects.push_back({b.lower, b.upper, s.offsets[i], b.size, b.id.empty() ? std::to_string(i) : b.id});
+  }
+  return rects;
+}
+
+/// Writes an SVG document to a file.
+[[nodiscard]] inline result<void> write_svg_file(const std::string& path, const std::string& svg) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return result<void>(errc::unavailable, "cannot write '" + path + "'");
+  out.write(svg.data(), static_cast<std::streamsize>(svg.size()));
+  if (!out) return result<void>(errc::unavailable, "error while writing '" + path + "'");
+  return {};
+}
+
+}  // namespace xlamem

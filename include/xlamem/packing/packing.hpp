@@ -1,0 +1,11 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Umbrella header for static buffer packing: problems and validation, the interval graph,
+/// greedy heuristics (XLA best fit, first fit, skyline, portfolio) and the exact / anytime
+/// search. The CSV and SVG front ends live in `xlamem/io/`.
+#pragma once
+
+#include "xlamem/packing/heuristics.hpp"
+#include "xlamem/packing/interval_graph.hpp"
+#include "xlamem/packing/problem.hpp"
+#include "xlamem/packing/search.hpp"
