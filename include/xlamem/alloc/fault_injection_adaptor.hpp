@@ -47,9 +47,7 @@ class fault_injection_adaptor
 
   /// @throws out_of_memory for an injected failure (the message says so) or an upstream one.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r.has_value()) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   [[nodiscard]] result<void*> try_allocate(std::size_t bytes,

@@ -476,9 +476,7 @@ class fixed_block_pool
   /// most A (larger requests are refused, or served by the upstream with `fallback_policy`).
   /// @throws out_of_memory when the pool is exhausted or the request does not fit.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r.has_value()) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.

@@ -29,9 +29,7 @@ class limiting_adaptor : public forward_properties<limiting_adaptor<Upstream>, U
 
   /// @throws out_of_memory when the cap would be passed, or when the upstream refuses.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r.has_value()) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   [[nodiscard]] result<void*> try_allocate(std::size_t bytes,

@@ -77,6 +77,15 @@ template <memory_resource R>
   }
 }
 
+namespace detail {
+/// The pointer in `r`, or throws its error (`out_of_memory` for `errc::out_of_memory`): the
+/// body of every `allocate` written over its own `try_allocate`.
+[[nodiscard]] inline void* value_or_throw(result<void*> r) {
+  if (!r.has_value()) throw_error(r.error());
+  return *r;
+}
+}  // namespace detail
+
 /// The error for a request whose alignment is not a power of two, naming the resource.
 [[nodiscard]] inline error bad_alignment_error(const char* resource, std::size_t alignment) {
   return error(errc::invalid_argument, std::string(resource) + ": alignment " +

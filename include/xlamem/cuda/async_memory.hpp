@@ -36,6 +36,7 @@
 #include "xlamem/config.hpp"
 #include "xlamem/cuda/allocation_log.hpp"
 #include "xlamem/cuda/context.hpp"
+#include "xlamem/cuda/detail_resource.hpp"
 #include "xlamem/cuda/device_allocation.hpp"
 #include "xlamem/cuda/driver.hpp"
 #include "xlamem/error.hpp"
@@ -77,35 +78,31 @@ class cuda_async_memory {
                                                         int ordinal = 0,
                                                         cuda_async_options options = {},
                                                         Log log = {}) {
-    auto ctx = cuda_primary_context::retain(std::move(driver), ordinal);
-    if (!ctx) return ctx.error().with_context(std::string(name) + "::create");
+    auto ctx = detail::retain_for_create(name, std::move(driver), ordinal);
+    if (!ctx) return ctx.error();
     const cuda_driver& d = ctx->driver();
     const cuda_driver_api& api = d.api();
-    const std::pair<bool, const char*> needed[] = {
-        {api.mem_pool_create != nullptr, "cuMemPoolCreate"},
-        {api.mem_pool_destroy != nullptr, "cuMemPoolDestroy"},
-        {api.mem_pool_set_attribute != nullptr, "cuMemPoolSetAttribute"},
-        {api.mem_pool_get_attribute != nullptr, "cuMemPoolGetAttribute"},
-        {api.mem_pool_trim_to != nullptr, "cuMemPoolTrimTo"},
-        {api.mem_alloc_from_pool_async != nullptr, "cuMemAllocFromPoolAsync"},
-        {api.mem_free_async != nullptr, "cuMemFreeAsync"},
-        {api.stream_create != nullptr, "cuStreamCreate"},
-        {api.stream_destroy != nullptr, "cuStreamDestroy"},
-        {api.stream_synchronize != nullptr, "cuStreamSynchronize"},
-    };
-    for (const auto& [present, fn] : needed) {
-      if (!present) return d.missing_entry_point(fn);
-    }
-    int supported = 0;
-    if (auto r = d.check(api.device_get_attribute(
-                             &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, ctx->device()),
-                         "cuDeviceGetAttribute(MEMORY_POOLS_SUPPORTED)");
+    if (auto r = detail::require_entry_points(
+            d, {
+                   {api.mem_pool_create != nullptr, "cuMemPoolCreate"},
+                   {api.mem_pool_destroy != nullptr, "cuMemPoolDestroy"},
+                   {api.mem_pool_set_attribute != nullptr, "cuMemPoolSetAttribute"},
+                   {api.mem_pool_get_attribute != nullptr, "cuMemPoolGetAttribute"},
+                   {api.mem_pool_trim_to != nullptr, "cuMemPoolTrimTo"},
+                   {api.mem_alloc_from_pool_async != nullptr, "cuMemAllocFromPoolAsync"},
+                   {api.mem_free_async != nullptr, "cuMemFreeAsync"},
+                   {api.stream_create != nullptr, "cuStreamCreate"},
+                   {api.stream_destroy != nullptr, "cuStreamDestroy"},
+                   {api.stream_synchronize != nullptr, "cuStreamSynchronize"},
+               });
         !r) {
       return r.error();
     }
-    if (supported == 0) {
-      return error(errc::unimplemented, std::string(name) + ": device " + std::to_string(ordinal) +
-                                            " does not support stream-ordered memory pools");
+    if (auto r = detail::require_device_support(*ctx, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED,
+                                                "cuDeviceGetAttribute(MEMORY_POOLS_SUPPORTED)",
+                                                name, "stream-ordered memory pools");
+        !r) {
+      return r.error();
     }
     auto scope = ctx->make_current();
     if (!scope) return scope.error().with_context(std::string(name) + "::create");
@@ -143,9 +140,7 @@ class cuda_async_memory {
   /// At least `bytes`, ready for the host and every stream when this returns.
   /// @throws out_of_memory when the pool cannot grow; `exception` for other failures.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.
@@ -202,28 +197,11 @@ class cuda_async_memory {
     (void)alignment;
     if (p == nullptr) return;
     const cuda_driver& d = driver();
-    const std::size_t request = bytes == 0 ? 1 : bytes;
-    auto scope = state_->context.make_current();
-    if (!scope) {
-      detail::log_event(log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes,
-                        request, p, scope.error().message());
-      return;
-    }
-    if (const CUresult r = d.api().mem_free_async(detail::to_deviceptr(p), stream);
-        r != CUDA_SUCCESS) {
-      detail::log_event(
-          log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes, request, p,
-          d.make_error(r, detail::cuda_call(name, "cuMemFreeAsync", bytes, ordinal())).message());
-#if XLAMEM_DEBUG_CHECKS
-      if (r == CUDA_ERROR_INVALID_VALUE) {
-        XLAMEM_MISUSE(
-            "cuda_async_memory: cuMemFreeAsync refused a pointer (CUDA_ERROR_INVALID_VALUE): "
-            "not from a memory pool, or freed twice");
-      }
-#endif
-      return;
-    }
-    detail::log_event(log_, cuda_allocation_event_kind::free, name, ordinal(), bytes, request, p);
+    detail::scoped_free(
+        log_, name, state_->context, p, bytes, bytes == 0 ? 1 : bytes, "cuMemFreeAsync",
+        [&] { return d.api().mem_free_async(detail::to_deviceptr(p), stream); },
+        "cuda_async_memory: cuMemFreeAsync refused a pointer (CUDA_ERROR_INVALID_VALUE): "
+        "not from a memory pool, or freed twice");
   }
 
   /// Waits for the resource's stream (and so for its pending frees).
@@ -334,9 +312,7 @@ class cuda_async_memory {
   [[nodiscard]] int ordinal() const noexcept { return state_->context.ordinal(); }
 
   result<void*> fail(error e, std::size_t bytes) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::allocate_failed, name, ordinal(), bytes, 0,
-                      nullptr, e.message());
-    return e;
+    return detail::allocation_failed(log_, name, ordinal(), std::move(e), bytes);
   }
 
   std::shared_ptr<state> state_;

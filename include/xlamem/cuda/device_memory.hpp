@@ -32,6 +32,7 @@
 #include "xlamem/config.hpp"
 #include "xlamem/cuda/allocation_log.hpp"
 #include "xlamem/cuda/context.hpp"
+#include "xlamem/cuda/detail_resource.hpp"
 #include "xlamem/cuda/driver.hpp"
 #include "xlamem/error.hpp"
 
@@ -40,7 +41,7 @@ namespace xlamem {
 /// Device memory from `cuMemAlloc`. See the file comment for alignment and failure behaviour.
 /// @tparam Log the log policy (`no_allocation_log`, `callback_allocation_log`, ...).
 template <cuda_allocation_log Log = no_allocation_log>
-class cuda_device_memory {
+class cuda_device_memory : public detail::cuda_resource_base<cuda_device_memory<Log>, Log> {
  public:
   /// The alignment `cuMemAlloc` guarantees; larger ones cost the difference in bytes.
   static constexpr std::size_t native_alignment = 256;
@@ -49,17 +50,21 @@ class cuda_device_memory {
 
   /// Over a retained primary context (which also names the device).
   explicit cuda_device_memory(cuda_primary_context context, Log log = {})
-      : context_(std::move(context)), log_(std::move(log)) {}
+      : base(std::move(context), std::move(log)) {}
 
   /// Retains device `ordinal`'s primary context and checks that the driver has `cuMemAlloc`.
   /// @returns `unavailable` without a driver or device, `out_of_range` for a bad ordinal.
   [[nodiscard]] static result<cuda_device_memory> create(std::shared_ptr<const cuda_driver> driver,
                                                          int ordinal = 0, Log log = {}) {
-    auto ctx = cuda_primary_context::retain(std::move(driver), ordinal);
-    if (!ctx) return ctx.error().with_context(std::string(name) + "::create");
-    const cuda_driver& d = ctx->driver();
-    if (auto r = d.require(d.api().mem_alloc, "cuMemAlloc"); !r) return r.error();
-    if (auto r = d.require(d.api().mem_free, "cuMemFree"); !r) return r.error();
+    auto ctx = detail::retain_for_create(name, std::move(driver), ordinal);
+    if (!ctx) return ctx.error();
+    const cuda_driver_api& api = ctx->driver().api();
+    if (auto r = detail::require_entry_points(
+            ctx->driver(),
+            {{api.mem_alloc != nullptr, "cuMemAlloc"}, {api.mem_free != nullptr, "cuMemFree"}});
+        !r) {
+      return r.error();
+    }
     return cuda_device_memory(std::move(*ctx), std::move(log));
   }
 
@@ -67,9 +72,7 @@ class cuda_device_memory {
   /// @throws out_of_memory when the device is full; `exception` for a bad alignment or a driver
   /// failure (its message names the call, the CUresult and its description).
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.
@@ -107,43 +110,23 @@ class cuda_device_memory {
   /// Returns memory from `allocate` with the same `bytes` and `alignment`.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     if (p == nullptr) return;
-    const cuda_driver& d = context_.driver();
+    const cuda_driver_api& api = context_.driver().api();
     const std::size_t extra = alignment > native_alignment ? alignment - native_alignment : 0;
     const std::size_t reserved = (bytes == 0 ? 1 : bytes) + extra;
-    auto scope = context_.make_current();
-    if (!scope) {
-      free_failed(p, bytes, reserved, scope.error().message());
-      return;
-    }
-    CUdeviceptr base = detail::to_deviceptr(p);
-    if (extra != 0) {
-      CUdeviceptr start = 0;
-      if (d.api().mem_get_address_range(&start, nullptr, base) == CUDA_SUCCESS) base = start;
-    }
-    if (const CUresult r = d.api().mem_free(base); r != CUDA_SUCCESS) {
-      free_failed(
-          p, bytes, reserved,
-          d.make_error(r, detail::cuda_call(name, "cuMemFree", bytes, ordinal())).message());
-#if XLAMEM_DEBUG_CHECKS
-      if (r == CUDA_ERROR_INVALID_VALUE) {
-        XLAMEM_MISUSE(
-            "cuda_device_memory: cuMemFree refused a pointer (CUDA_ERROR_INVALID_VALUE): "
-            "not from this resource, or freed twice");
-      }
-#endif
-      return;
-    }
-    detail::log_event(log_, cuda_allocation_event_kind::free, name, ordinal(), bytes, reserved, p);
+    detail::scoped_free(
+        log_, name, context_, p, bytes, reserved, "cuMemFree",
+        [&] {
+          CUdeviceptr start = detail::to_deviceptr(p);
+          if (extra != 0) {
+            CUdeviceptr range_start = 0;
+            if (api.mem_get_address_range(&range_start, nullptr, start) == CUDA_SUCCESS)
+              start = range_start;
+          }
+          return api.mem_free(start);
+        },
+        "cuda_device_memory: cuMemFree refused a pointer (CUDA_ERROR_INVALID_VALUE): "
+        "not from this resource, or freed twice");
   }
-
-  /// The device ordinal.
-  [[nodiscard]] int device_ordinal() const noexcept { return context_.ordinal(); }
-  /// The retained primary context.
-  [[nodiscard]] const cuda_primary_context& context() const noexcept { return context_; }
-  /// The driver.
-  [[nodiscard]] const cuda_driver& driver() const noexcept { return context_.driver(); }
-  /// The log policy.
-  [[nodiscard]] Log& log() noexcept { return log_; }
 
   /// Equal when they allocate on the same device through the same driver.
   friend bool operator==(const cuda_device_memory& a, const cuda_device_memory& b) noexcept {
@@ -152,25 +135,11 @@ class cuda_device_memory {
   friend constexpr void get_property(const cuda_device_memory&, device_accessible) noexcept {}
 
  private:
-  [[nodiscard]] int ordinal() const noexcept { return context_.ordinal(); }
-
-  result<void*> fail(error e, std::size_t bytes) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::allocate_failed, name, ordinal(), bytes, 0,
-                      nullptr, e.message());
-    return e;
-  }
-
-  void free_failed(void* p, std::size_t bytes, std::size_t reserved,
-                   std::string_view why) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes,
-                      reserved, p, why);
-  }
-
-  cuda_primary_context context_;
-  // Deliberately not [[no_unique_address]]: nvcc 13.0 fails with "internal error during
-  // structure layout" when a class ending in such a member is itself a [[no_unique_address]]
-  // member (as the upstream of fixed_block_pool). A byte per resource object costs nothing.
-  Log log_;
+  using base = detail::cuda_resource_base<cuda_device_memory, Log>;
+  using base::context_;
+  using base::log_;
+  using base::ordinal;
+  using base::fail;
 };
 
 static_assert(memory_resource<cuda_device_memory<>>);

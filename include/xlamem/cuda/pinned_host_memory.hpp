@@ -31,6 +31,7 @@
 #include "xlamem/config.hpp"
 #include "xlamem/cuda/allocation_log.hpp"
 #include "xlamem/cuda/context.hpp"
+#include "xlamem/cuda/detail_resource.hpp"
 #include "xlamem/cuda/driver.hpp"
 #include "xlamem/error.hpp"
 
@@ -58,7 +59,8 @@ struct cuda_host_alloc_flags {
 /// Pinned host memory from `cuMemHostAlloc`. See the file comment.
 /// @tparam Log the log policy.
 template <cuda_allocation_log Log = no_allocation_log>
-class cuda_pinned_host_memory {
+class cuda_pinned_host_memory
+    : public detail::cuda_resource_base<cuda_pinned_host_memory<Log>, Log> {
  public:
   /// The alignment `cuMemHostAlloc` gives (a page); larger ones are refused.
   static constexpr std::size_t native_alignment = 4096;
@@ -68,27 +70,29 @@ class cuda_pinned_host_memory {
   /// Over a retained primary context: `cuMemHostAlloc` needs a current context.
   explicit cuda_pinned_host_memory(cuda_primary_context context, cuda_host_alloc_flags flags = {},
                                    Log log = {})
-      : context_(std::move(context)), flags_(flags), log_(std::move(log)) {}
+      : base(std::move(context), std::move(log)), flags_(flags) {}
 
   /// Retains device `ordinal`'s primary context and checks the entry points.
   /// @returns `unavailable` without a driver or device.
   [[nodiscard]] static result<cuda_pinned_host_memory> create(
       std::shared_ptr<const cuda_driver> driver, int ordinal = 0, cuda_host_alloc_flags flags = {},
       Log log = {}) {
-    auto ctx = cuda_primary_context::retain(std::move(driver), ordinal);
-    if (!ctx) return ctx.error().with_context(std::string(name) + "::create");
-    const cuda_driver& d = ctx->driver();
-    if (auto r = d.require(d.api().mem_host_alloc, "cuMemHostAlloc"); !r) return r.error();
-    if (auto r = d.require(d.api().mem_free_host, "cuMemFreeHost"); !r) return r.error();
+    auto ctx = detail::retain_for_create(name, std::move(driver), ordinal);
+    if (!ctx) return ctx.error();
+    const cuda_driver_api& api = ctx->driver().api();
+    if (auto r = detail::require_entry_points(ctx->driver(),
+                                              {{api.mem_host_alloc != nullptr, "cuMemHostAlloc"},
+                                               {api.mem_free_host != nullptr, "cuMemFreeHost"}});
+        !r) {
+      return r.error();
+    }
     return cuda_pinned_host_memory(std::move(*ctx), flags, std::move(log));
   }
 
   /// At least `bytes` of pinned host memory.
   /// @throws out_of_memory when pinning fails for lack of memory; `exception` otherwise.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.
@@ -122,28 +126,12 @@ class cuda_pinned_host_memory {
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     (void)alignment;
     if (p == nullptr) return;
-    const cuda_driver& d = context_.driver();
-    const std::size_t request = bytes == 0 ? 1 : bytes;
-    auto scope = context_.make_current();
-    if (!scope) {
-      detail::log_event(log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes,
-                        request, p, scope.error().message());
-      return;
-    }
-    if (const CUresult r = d.api().mem_free_host(p); r != CUDA_SUCCESS) {
-      detail::log_event(
-          log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes, request, p,
-          d.make_error(r, detail::cuda_call(name, "cuMemFreeHost", bytes, ordinal())).message());
-#if XLAMEM_DEBUG_CHECKS
-      if (r == CUDA_ERROR_INVALID_VALUE) {
-        XLAMEM_MISUSE(
-            "cuda_pinned_host_memory: cuMemFreeHost refused a pointer "
-            "(CUDA_ERROR_INVALID_VALUE): not from cuMemHostAlloc, or freed twice");
-      }
-#endif
-      return;
-    }
-    detail::log_event(log_, cuda_allocation_event_kind::free, name, ordinal(), bytes, request, p);
+    const cuda_driver_api& api = context_.driver().api();
+    detail::scoped_free(
+        log_, name, context_, p, bytes, bytes == 0 ? 1 : bytes, "cuMemFreeHost",
+        [&] { return api.mem_free_host(p); },
+        "cuda_pinned_host_memory: cuMemFreeHost refused a pointer "
+        "(CUDA_ERROR_INVALID_VALUE): not from cuMemHostAlloc, or freed twice");
   }
 
   /// The device address of pinned memory `p` (`cuMemHostGetDevicePointer`); equal to `p` under
@@ -166,14 +154,6 @@ class cuda_pinned_host_memory {
 
   /// The flags given at construction.
   [[nodiscard]] cuda_host_alloc_flags flags() const noexcept { return flags_; }
-  /// The ordinal of the device whose context allocates.
-  [[nodiscard]] int device_ordinal() const noexcept { return context_.ordinal(); }
-  /// The retained primary context.
-  [[nodiscard]] const cuda_primary_context& context() const noexcept { return context_; }
-  /// The driver.
-  [[nodiscard]] const cuda_driver& driver() const noexcept { return context_.driver(); }
-  /// The log policy.
-  [[nodiscard]] Log& log() noexcept { return log_; }
 
   /// Equal when they use the same context (cuMemFreeHost takes any pinned allocation).
   friend bool operator==(const cuda_pinned_host_memory& a,
@@ -185,20 +165,13 @@ class cuda_pinned_host_memory {
   friend constexpr void get_property(const cuda_pinned_host_memory&, pinned) noexcept {}
 
  private:
-  [[nodiscard]] int ordinal() const noexcept { return context_.ordinal(); }
+  using base = detail::cuda_resource_base<cuda_pinned_host_memory, Log>;
+  using base::context_;
+  using base::log_;
+  using base::ordinal;
+  using base::fail;
 
-  result<void*> fail(error e, std::size_t bytes) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::allocate_failed, name, ordinal(), bytes, 0,
-                      nullptr, e.message());
-    return e;
-  }
-
-  cuda_primary_context context_;
   cuda_host_alloc_flags flags_;
-  // Deliberately not [[no_unique_address]]: nvcc 13.0 fails with "internal error during
-  // structure layout" when a class ending in such a member is itself a [[no_unique_address]]
-  // member (as the upstream of fixed_block_pool). A byte per resource object costs nothing.
-  Log log_;
 };
 
 static_assert(memory_resource<cuda_pinned_host_memory<>>);
@@ -277,7 +250,8 @@ class cuda_registered_range {
 /// @tparam Upstream a host-accessible memory resource (e.g. `aligned_heap_memory`).
 /// @tparam Log the log policy.
 template <memory_resource Upstream, cuda_allocation_log Log = no_allocation_log>
-class cuda_host_registration {
+class cuda_host_registration
+    : public detail::cuda_resource_base<cuda_host_registration<Upstream, Log>, Log> {
   static_assert(has_property<Upstream, host_accessible>,
                 "cuda_host_registration: the upstream must declare host_accessible; only host "
                 "memory can be registered with cuMemHostRegister");
@@ -289,17 +263,14 @@ class cuda_host_registration {
   /// Pins memory of `upstream` in `context` with `flags` (`CU_MEMHOSTREGISTER_*`).
   cuda_host_registration(cuda_primary_context context, Upstream upstream,
                          unsigned int flags = cuda_registered_range::default_flags, Log log = {})
-      : context_(std::move(context)),
+      : base(std::move(context), std::move(log)),
         upstream_(std::move(upstream)),
-        flags_(flags),
-        log_(std::move(log)) {}
+        flags_(flags) {}
 
   /// Upstream memory, then pinned.
   /// @throws out_of_memory / `exception` with the upstream's or the driver's error.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.
@@ -310,9 +281,7 @@ class cuda_host_registration {
     const cuda_driver& d = context_.driver();
     auto fail = [&](error e) -> result<void*> {
       upstream_.deallocate(*p, bytes, alignment);
-      detail::log_event(log_, cuda_allocation_event_kind::allocate_failed, name, ordinal(), bytes,
-                        0, nullptr, e.message());
-      return e;
+      return detail::allocation_failed(log_, name, ordinal(), std::move(e), bytes);
     };
     if (d.api().mem_host_register == nullptr)
       return fail(d.missing_entry_point("cuMemHostRegister"));
@@ -349,14 +318,6 @@ class cuda_host_registration {
   [[nodiscard]] Upstream& upstream() noexcept { return upstream_; }
   /// The `cuMemHostRegister` flags.
   [[nodiscard]] unsigned int flags() const noexcept { return flags_; }
-  /// The ordinal of the device whose context registers.
-  [[nodiscard]] int device_ordinal() const noexcept { return context_.ordinal(); }
-  /// The retained primary context.
-  [[nodiscard]] const cuda_primary_context& context() const noexcept { return context_; }
-  /// The driver.
-  [[nodiscard]] const cuda_driver& driver() const noexcept { return context_.driver(); }
-  /// The log policy.
-  [[nodiscard]] Log& log() noexcept { return log_; }
 
   friend bool operator==(const cuda_host_registration& a,
                          const cuda_host_registration& b) noexcept {
@@ -367,15 +328,14 @@ class cuda_host_registration {
   friend constexpr void get_property(const cuda_host_registration&, pinned) noexcept {}
 
  private:
-  [[nodiscard]] int ordinal() const noexcept { return context_.ordinal(); }
+  using base = detail::cuda_resource_base<cuda_host_registration, Log>;
+  using base::context_;
+  using base::log_;
+  using base::ordinal;
 
-  cuda_primary_context context_;
-  Upstream upstream_;  // not [[no_unique_address]]: see log_
+  // Not [[no_unique_address]]: see log_ in cuda_resource_base.
+  Upstream upstream_;
   unsigned int flags_;
-  // Deliberately not [[no_unique_address]]: nvcc 13.0 fails with "internal error during
-  // structure layout" when a class ending in such a member is itself a [[no_unique_address]]
-  // member (as the upstream of fixed_block_pool). A byte per resource object costs nothing.
-  Log log_;
 };
 
 static_assert(memory_resource<cuda_host_registration<detail::archetype_resource>>);

@@ -32,6 +32,7 @@
 #include "xlamem/config.hpp"
 #include "xlamem/cuda/allocation_log.hpp"
 #include "xlamem/cuda/context.hpp"
+#include "xlamem/cuda/detail_resource.hpp"
 #include "xlamem/cuda/device_allocation.hpp"
 #include "xlamem/cuda/driver.hpp"
 #include "xlamem/error.hpp"
@@ -53,7 +54,8 @@ struct cuda_vmm_options {
 /// Device memory through the VMM API. See the file comment.
 /// @tparam Log the log policy.
 template <cuda_allocation_log Log = no_allocation_log>
-class cuda_vmm_device_memory {
+class cuda_vmm_device_memory
+    : public detail::cuda_resource_base<cuda_vmm_device_memory<Log>, Log> {
  public:
   /// The resource's name in messages and log events.
   static constexpr std::string_view name = "cuda_vmm_device_memory";
@@ -70,34 +72,31 @@ class cuda_vmm_device_memory {
                                                std::to_string(options.alignment) +
                                                " is not a power of two");
     }
-    auto ctx = cuda_primary_context::retain(std::move(driver), ordinal);
-    if (!ctx) return ctx.error().with_context(std::string(name) + "::create");
+    auto ctx = detail::retain_for_create(name, std::move(driver), ordinal);
+    if (!ctx) return ctx.error();
     const cuda_driver& d = ctx->driver();
     const cuda_driver_api& api = d.api();
-    const std::pair<bool, const char*> needed[] = {
-        {api.mem_create != nullptr, "cuMemCreate"},
-        {api.mem_release != nullptr, "cuMemRelease"},
-        {api.mem_address_reserve != nullptr, "cuMemAddressReserve"},
-        {api.mem_address_free != nullptr, "cuMemAddressFree"},
-        {api.mem_map != nullptr, "cuMemMap"},
-        {api.mem_unmap != nullptr, "cuMemUnmap"},
-        {api.mem_set_access != nullptr, "cuMemSetAccess"},
-        {api.mem_get_allocation_granularity != nullptr, "cuMemGetAllocationGranularity"},
-    };
-    for (const auto& [present, fn] : needed) {
-      if (!present) return d.missing_entry_point(fn);
-    }
-    int supported = 0;
-    if (auto r = d.check(
-            api.device_get_attribute(
-                &supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, ctx->device()),
-            "cuDeviceGetAttribute(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
+    if (auto r = detail::require_entry_points(
+            d, {
+                   {api.mem_create != nullptr, "cuMemCreate"},
+                   {api.mem_release != nullptr, "cuMemRelease"},
+                   {api.mem_address_reserve != nullptr, "cuMemAddressReserve"},
+                   {api.mem_address_free != nullptr, "cuMemAddressFree"},
+                   {api.mem_map != nullptr, "cuMemMap"},
+                   {api.mem_unmap != nullptr, "cuMemUnmap"},
+                   {api.mem_set_access != nullptr, "cuMemSetAccess"},
+                   {api.mem_get_allocation_granularity != nullptr,
+                    "cuMemGetAllocationGranularity"},
+               });
         !r) {
       return r.error();
     }
-    if (supported == 0) {
-      return error(errc::unimplemented, std::string(name) + ": device " + std::to_string(ordinal) +
-                                            " does not support virtual memory management");
+    if (auto r = detail::require_device_support(
+            *ctx, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+            "cuDeviceGetAttribute(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)", name,
+            "virtual memory management");
+        !r) {
+      return r.error();
     }
     const CUmemAllocationProp prop = properties_of(ctx->device());
     std::size_t granularity = 0;
@@ -119,9 +118,7 @@ class cuda_vmm_device_memory {
   /// At least `bytes` (rounded up, see `allocation_size`) at `alignment`.
   /// @throws out_of_memory when the device is full; `exception` for other failures.
   [[nodiscard]] void* allocate(std::size_t bytes, std::size_t alignment = default_alignment) {
-    auto r = try_allocate(bytes, alignment);
-    if (!r) throw_error(r.error());
-    return *r;
+    return detail::value_or_throw(try_allocate(bytes, alignment));
   }
 
   /// Like `allocate`, with failure as an error value.
@@ -237,14 +234,6 @@ class cuda_vmm_device_memory {
   [[nodiscard]] std::size_t granularity() const noexcept { return granularity_; }
   /// The options given to `create`.
   [[nodiscard]] const cuda_vmm_options& options() const noexcept { return options_; }
-  /// The device ordinal.
-  [[nodiscard]] int device_ordinal() const noexcept { return context_.ordinal(); }
-  /// The retained primary context.
-  [[nodiscard]] const cuda_primary_context& context() const noexcept { return context_; }
-  /// The driver.
-  [[nodiscard]] const cuda_driver& driver() const noexcept { return context_.driver(); }
-  /// The log policy.
-  [[nodiscard]] Log& log() noexcept { return log_; }
 
   /// Equal when they map memory of the same device through the same driver with the same
   /// rounding (so sizes agree at free).
@@ -258,10 +247,9 @@ class cuda_vmm_device_memory {
  private:
   cuda_vmm_device_memory(cuda_primary_context context, std::size_t granularity,
                          cuda_vmm_options options, Log log)
-      : context_(std::move(context)),
+      : base(std::move(context), std::move(log)),
         granularity_(granularity),
-        options_(options),
-        log_(std::move(log)) {}
+        options_(options) {}
 
   static CUmemAllocationProp properties_of(CUdevice device) noexcept {
     CUmemAllocationProp prop{};
@@ -274,26 +262,18 @@ class cuda_vmm_device_memory {
   [[nodiscard]] std::size_t unit_of(std::size_t alignment) const noexcept {
     return std::max({alignment, options_.alignment, granularity_});
   }
-  [[nodiscard]] int ordinal() const noexcept { return context_.ordinal(); }
-
-  result<void*> fail(error e, std::size_t bytes) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::allocate_failed, name, ordinal(), bytes, 0,
-                      nullptr, e.message());
-    return e;
-  }
+  using base = detail::cuda_resource_base<cuda_vmm_device_memory, Log>;
+  using base::context_;
+  using base::log_;
+  using base::ordinal;
+  using base::fail;
   void free_failed(void* p, std::size_t bytes, std::size_t reserved,
                    std::string_view why) noexcept {
-    detail::log_event(log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes,
-                      reserved, p, why);
+    detail::free_failed(log_, name, ordinal(), p, bytes, reserved, why);
   }
 
-  cuda_primary_context context_;
   std::size_t granularity_;
   cuda_vmm_options options_;
-  // Deliberately not [[no_unique_address]]: nvcc 13.0 fails with "internal error during
-  // structure layout" when a class ending in such a member is itself a [[no_unique_address]]
-  // member (as the upstream of fixed_block_pool). A byte per resource object costs nothing.
-  Log log_;
 };
 
 static_assert(memory_resource<cuda_vmm_device_memory<>>);
