@@ -48,7 +48,7 @@ std::string escape_xml(const std::string& s) {
 
 // The temporary heap of each colour as rectangles: x is logical time, y the offset.
 std::string heap_svg(const hlo::module& m, const assignment& a) {
-  const double width = 960, plot_h = 420, left = 70, top = 40, gap = 70;
+  const double width = 960, plot_h = 420, left = 70, top = 56, gap = 70;  // top: title + subtitle
   const auto& heaps = a.heaps();
   const double height = top + static_cast<double>(std::max<std::size_t>(heaps.size(), 1)) * (plot_h + gap) + 10;
   std::string s = fmt::format(
