@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ using xlamem::buffer_assignment_options;
 using xlamem::compiled_memory_stats;
 using xlamem::live_range;
 using xlamem::live_range_analysis;
+using xlamem::liveness_options;
+using xlamem::shape_index;
 using xlamem::hlo::module;
 
 std::string slurp(const fs::path& p) {
@@ -76,6 +79,17 @@ std::size_t allocation_of(const module& m, const buffer_assignment<module>& a, c
   return 0;
 }
 
+// The value defined by `name` at `{}`.
+std::uint32_t range_value(const module& m, const live_range_analysis<module>& la, const std::string& name) {
+  const auto& df = la.dataflow();
+  for (std::uint32_t v = 0; v < df.values().size(); ++v) {
+    const auto& d = df.get(v).defining;
+    if (m[d.instruction].name == name && d.index.empty()) return v;
+  }
+  FAIL("no value defined by " << name);
+  return 0;
+}
+
 // The live range of the value defined by `name` at `{}`.
 live_range range_of(const module& m, const live_range_analysis<module>& la, const std::string& name) {
   const auto& df = la.dataflow();
@@ -110,6 +124,23 @@ fs::path oracle_dir() {
     if (fs::is_regular_file(c / "manifest.json", ec)) return c;
   }
   return {};
+}
+
+// The lines of the BufferLiveRange section of an HloLiveRange text, as a set.
+std::set<std::string> buffer_live_ranges(const std::string& text) {
+  std::set<std::string> out;
+  std::istringstream in(text);
+  bool inside = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("BufferLiveRange:") != std::string::npos) {
+      inside = true;
+    } else if (line.find("Live ranges at") != std::string::npos) {
+      inside = false;
+    } else if (inside) {
+      out.insert(line);
+    }
+  }
+  return out;
 }
 
 std::map<std::string, std::int64_t> read_flat_json(const fs::path& p) {
@@ -185,7 +216,25 @@ TEST_SUITE("planning/liveness") {
     CHECK(name_at(7) == "body_param");
     CHECK(name_at(19) == "while");
     CHECK(range_of(m, *a, "param_data").start == 0);
-    CHECK(range_of(m, *a, "add.3") == live_range{17, 21});  // a body root lives to the end via the while
+    // SSA form (XLA's): the body root value ends with the body; the while's phi carries the
+    // loop state from the while on, and the init value ends where the condition starts.
+    CHECK(range_of(m, *a, "add.3") == live_range{17, 19});
+    const auto& df = a->dataflow();
+    const auto w = df.unique_value_at(df.number(*m.find_instruction("While", "while")), shape_index{0});
+    REQUIRE(w.has_value());
+    CHECK(df.get(*w).is_phi);
+    CHECK(a->range(*w) == live_range{19, 21});  // the result the entry returns
+    const auto p = df.unique_value_at(df.number(*m.find_instruction("WhileBody", "body_param")), shape_index{1});
+    REQUIRE(p.has_value());
+    CHECK(df.get(*p).is_phi);
+    CHECK(a->range(*p) == live_range{7, 15});  // the body's last read of it is %add
+    CHECK(a->colocation().buffer_of(*p) == a->colocation().buffer_of(range_value(m, *a, "add")));
+    // Without SSA form every value through the join lives as long as the while's result.
+    liveness_options non_ssa;
+    non_ssa.ssa_form = false;
+    auto c = live_range_analysis<module>::run(m, non_ssa);
+    REQUIRE(c.has_value());
+    CHECK(range_of(m, *c, "add.3") == live_range{17, 21});
   }
 
   TEST_CASE("the issue-5 kernel graph: ranges, in-place normalisation, outputs to the end") {
@@ -354,6 +403,79 @@ ENTRY %main (a: f32[100]) -> f32[100] {
     CHECK(r.error().message().find("power of two") != std::string::npos);
   }
 
+  TEST_CASE("a loop fusion shares its operand's buffer only when elementwise on it (XLA's rule)") {
+    // %e's fused parameter reaches the root through elementwise ops only: %e may write over
+    // %x. %b reads its parameter through a bitcast: XLA forbids the sharing, so %y and %b
+    // live in different chunks at the moment %b is computed.
+    const module m = parse(R"(HloModule share, is_scheduled=true
+%elementwise (p: f32[64,64]) -> f32[64,64] {
+  %p = f32[64,64]{1,0} parameter(0)
+  %n = f32[64,64]{1,0} negate(%p)
+  ROOT %m = f32[64,64]{1,0} multiply(%n, %p)
+}
+%through_bitcast (q: f32[64,64]) -> f32[64,64] {
+  %q = f32[64,64]{1,0} parameter(0)
+  %t = f32[4096]{0} bitcast(%q)
+  %u = f32[4096]{0} negate(%t)
+  ROOT %v = f32[64,64]{1,0} bitcast(%u)
+}
+ENTRY %main (a: f32[64,64]) -> f32[64,64] {
+  %a = f32[64,64]{1,0} parameter(0)
+  %x = f32[64,64]{1,0} exponential(%a)
+  %e = f32[64,64]{1,0} fusion(%x), kind=kLoop, calls=%elementwise
+  %y = f32[64,64]{1,0} exponential(%e)
+  %b = f32[64,64]{1,0} fusion(%y), kind=kLoop, calls=%through_bitcast
+  ROOT %r = f32[64,64]{1,0} exponential(%b)
+}
+)");
+    buffer_assignment_options o;
+    o.solver = xlamem::solver_kind::xla;
+    const auto a = plan(m, o);
+    const auto& df = a.dataflow();
+    auto slice = [&](const char* name) {
+      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
+      REQUIRE(v.has_value());
+      const auto s = a.slice_of(*v);
+      REQUIRE(s.has_value());
+      return *s;
+    };
+    CHECK(slice("e").allocation == slice("x").allocation);
+    CHECK(slice("e").offset == slice("x").offset);
+    CHECK_FALSE((slice("b").allocation == slice("y").allocation && slice("b").offset == slice("y").offset));
+  }
+
+  TEST_CASE("a conditional's result is a phi: each branch result ends with its branch") {
+    const module m = parse(R"(HloModule cond, is_scheduled=true
+%first (p0: f32[256]) -> f32[256] {
+  %p0 = f32[256]{0} parameter(0)
+  ROOT %n0 = f32[256]{0} negate(%p0)
+}
+%second (p1: f32[256]) -> f32[256] {
+  %p1 = f32[256]{0} parameter(0)
+  %big = f32[256]{0} exponential(%p1)
+  ROOT %n1 = f32[256]{0} negate(%big)
+}
+ENTRY %main (k: s32[], a: f32[256]) -> f32[256] {
+  %k = s32[] parameter(0)
+  %a = f32[256]{0} parameter(1)
+  %c = f32[256]{0} conditional(%k, %a, %a), branch_computations={%first, %second}
+  ROOT %r = f32[256]{0} exponential(%c)
+}
+)");
+    auto la = live_range_analysis<module>::run(m);
+    REQUIRE(la.has_value());
+    const auto& df = la->dataflow();
+    const auto c = df.unique_value_at(df.number(*m.find_instruction("main", "c")), {});
+    REQUIRE(c.has_value());
+    CHECK(df.get(*c).is_phi);
+    CHECK(df.get(*c).phi_inputs.size() == 2);
+    // Schedule: k a | p0 n0 | p1 big n1 | c r. n0 ends where its branch ends (time 4), so it
+    // no longer overlaps the second branch, whose values may take its place.
+    CHECK(la->range(df.get(*c).phi_inputs[0]) == live_range{3, 4});
+    CHECK(la->range(*c) == live_range{7, 8});
+    CHECK(la->colocation().buffer_of(*c) == la->colocation().buffer_of(df.get(*c).phi_inputs[1]));
+  }
+
   TEST_CASE("an input_output_alias naming a missing parameter is an error") {
     const module m = parse(R"(HloModule bad, input_output_alias={ {}: (3, {}, may-alias) }
 ENTRY %main (a: f32[4]) -> f32[4] {
@@ -519,7 +641,7 @@ ENTRY %main (a: f32[4]) -> f32[4] {
 }
 
 TEST_SUITE("planning/fidelity") {
-  TEST_CASE("the XLA oracle corpus: argument, output, alias bytes and allocation count equal XLA's; temp close") {
+  TEST_CASE("the XLA oracle corpus: bytes, allocations and live ranges equal XLA's; temp within 1 %") {
     const fs::path root = oracle_dir();
     if (root.empty()) {
       MESSAGE("skipped: test/data/xla-oracle not found (set XLAMEM_ORACLE_DATA)");
@@ -544,6 +666,11 @@ TEST_SUITE("planning/fidelity") {
       CHECK(x.stats().host_argument_size_in_bytes == xla.at("host_argument_size_in_bytes"));
       CHECK(x.stats().host_output_size_in_bytes == xla.at("host_output_size_in_bytes"));
       CHECK(d.stats().temp_size_in_bytes <= x.stats().temp_size_in_bytes);
+      CHECK(d.stats().temp_size_in_bytes <= xla.at("temp_size_in_bytes"));
+      // Every value's live range equals XLA's HloLiveRange (the dump's order is XLA's hash
+      // order, so the lines are compared as sets).
+      CHECK(buffer_live_ranges(x.liveness().to_string(m)) ==
+            buffer_live_ranges(slurp(entry.path() / ("jit_" + name + ".cpu_after_optimizations-live-range.txt"))));
       // As many allocations as XLA made (parameters, outputs, constants, thread-local, temp).
       std::size_t xla_allocations = 0;
       {
@@ -553,11 +680,20 @@ TEST_SUITE("planning/fidelity") {
       CHECK(x.allocations().size() == xla_allocations);
       const auto t = static_cast<double>(x.stats().temp_size_in_bytes);
       const auto xt = static_cast<double>(xla.at("temp_size_in_bytes"));
-      if (std::abs(t - xt) <= 0.01 * xt) ++temp_within_1pct;
+      if (std::abs(t - xt) <= 0.01 * xt) {
+        ++temp_within_1pct;
+      } else {
+        // The one known difference (docs/xla-fidelity.md): same values, buffers and live
+        // ranges as XLA, but XLA's heap puts the 4-byte loop counter below the 32-byte loop
+        // state tuple and needs 608 bytes where xlamem's best fit needs 580.
+        CHECK(name == "while_dus");
+        CHECK(x.stats().temp_size_in_bytes == 580);
+        CHECK(xla.at("temp_size_in_bytes") == 608);
+      }
       ++programs;
     }
     MESSAGE("oracle programs: " << programs << ", temp within 1% of XLA's with XLA best fit: " << temp_within_1pct);
     CHECK(programs >= 15);
-    CHECK(temp_within_1pct >= 10);
+    CHECK(temp_within_1pct >= programs - 1);
   }
 }

@@ -1,21 +1,27 @@
 # SPDX-License-Identifier: Apache-2.0
 """Prints the per-program table of docs/xla-fidelity.md from the corpus manifest.
 
-    python3 tools/xla-oracle/fidelity_table.py [test/data/xla-oracle/manifest.json]
+    python3 tools/xla-oracle/fidelity_table.py [--xlamem build/tools/xlamem/xlamem] [MANIFEST]
 
-Standard library only (no JAX needed). xlamem's columns read "pending" until `xlamem plan`
-exists; the lead fills them from the planner's output.
+Standard library only (no JAX needed). With `--xlamem`, xlamem's columns come from
+`xlamem plan --json` on each program (XLA best fit and the default solver); without it they
+read "pending".
 """
 
 import json
 import os
 import re
+import subprocess
 import sys
 
 
 def main() -> int:
     here = os.path.dirname(os.path.abspath(__file__))
-    path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(here, "../../test/data/xla-oracle/manifest.json")
+    args = sys.argv[1:]
+    tool = None
+    if len(args) >= 2 and args[0] == "--xlamem":
+        tool, args = args[1], args[2:]
+    path = args[0] if args else os.path.join(here, "../../test/data/xla-oracle/manifest.json")
     with open(path) as f:
         m = json.load(f)
     print(f"XLA figures: JAX {m['jax']} / jaxlib {m['jaxlib']}, backend {m['backend']}; bytes.\n")
@@ -27,8 +33,23 @@ def main() -> int:
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
     pending = "pending"
+    root = os.path.dirname(path)
+
+    def plan(module, *extra):
+        out = subprocess.run([tool, "plan", module, "--json", *extra], check=True, capture_output=True, text=True)
+        return json.loads(out.stdout)["compiled_memory_stats"]
+
     for name, p in sorted(m["programs"].items()):
         ma = p["memory_analysis"]
+        ours = [pending] * 6
+        if tool:
+            module = os.path.join(root, name, p["module"] + ".cpu_after_optimizations.txt")
+            x, d = plan(module, "--solver", "xla"), plan(module)
+            xt, ours_xla, ours_default = ma["temp_size_in_bytes"], x["temp_size_in_bytes"], d["temp_size_in_bytes"]
+            rel = f" ({100.0 * (ours_xla - xt) / xt:+.2f} %)" if xt else ""
+            saving = f"{100.0 * (xt - ours_default) / xt:+.1f} %" if xt else "-"
+            ours = [f"{x['argument_size_in_bytes']:,}", f"{x['output_size_in_bytes']:,}",
+                    f"{x['alias_size_in_bytes']:,}", f"{ours_xla:,}{rel}", f"{ours_default:,}", saving]
         row = [
             f"`{name}`",
             f"{p['instructions']:,} ({p['entry_instructions']})",
@@ -37,7 +58,7 @@ def main() -> int:
             f"{ma['alias_size_in_bytes']:,}",
             f"{ma['temp_size_in_bytes']:,}",
             f"{ma['generated_code_size_in_bytes']:,}",
-        ] + [pending] * 6
+        ] + ours
         print("| " + " | ".join(row) + " |")
 
     # What XLA allocates beyond the four CompiledMemoryStats fields, from the dumps.
@@ -46,7 +67,6 @@ def main() -> int:
             "XLA peak_memory_in_bytes", "HloLiveRange peak (time)"]
     print("| " + " | ".join(cols) + " |")
     print("|" + "---|" * len(cols))
-    root = os.path.dirname(path)
     for name, p in sorted(m["programs"].items()):
         stem = os.path.join(root, name, p["module"] + ".cpu_after_optimizations")
         with open(stem + "-buffer-assignment.txt") as f:

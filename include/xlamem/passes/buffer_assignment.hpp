@@ -267,7 +267,7 @@ class buffer_assignment {
       for (const auto& x : al.values) {
         const auto& d = df.get(x.value).defining;
         out += " value: <" + std::to_string(x.value) + " " + la_.value_name(g, x.value, !df.get(x.value).is_tuple && d.index.empty()) +
-               " @" + std::to_string(al.color()) + "> (size=" + std::to_string(x.size) + ",offset=" +
+               (df.get(x.value).is_phi ? " (phi)" : "") + " @" + std::to_string(al.color()) + "> (size=" + std::to_string(x.size) + ",offset=" +
                std::to_string(x.offset) + "): " + planning_traits<G>::shape_string(g, d.instruction, d.index) + "\n";
       }
     }

@@ -5,7 +5,8 @@
 ///
 /// - they may appear at one position (the non-SSA value sets of dataflow: a while's init,
 ///   body parameter, body root, condition parameter and result; a conditional's branch roots
-///   and result; a call's root and result);
+///   and result; a call's root and result), or one is a phi (SSA form) and the other flows
+///   into it;
 /// - an instruction updates an operand in place (`memory_semantics::in_place`: the base of a
 ///   dynamic-update-slice, scatter operands, `output_to_operand_aliasing`, fusions whose root
 ///   is such an update): the operand's value and the output's;
@@ -53,6 +54,10 @@ class colocation_analysis {
         const auto& set = df.value_set(n, index);
         for (std::size_t k = 1; k < set.size(); ++k) a.unite(set[0], set[k]);
       }
+    }
+    // 1b. A phi (SSA form) and the values flowing into it.
+    for (const auto& val : df.values()) {
+      for (auto w : val.phi_inputs) a.unite(val.id, w);
     }
     // 2. In-place updates.
     for (std::size_t n = 0; n < df.instruction_count(); ++n) {

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Dataflow analysis over any `graph` (XLA's HloDataflowAnalysis with `ssa_form = false`):
-/// values, their positions and uses, with XLA's aliasing rules taken from the graph's
-/// `memory_semantics`:
+/// Dataflow analysis over any `graph` (XLA's HloDataflowAnalysis): values, their positions
+/// and uses, with XLA's aliasing rules taken from the graph's `memory_semantics`:
 ///
 /// - every output subshape defines a value unless it is forwarded (tuple elements,
 ///   get-tuple-element, copy-of-tuple elements, optimization barriers, copy-done, and bitcast
@@ -10,6 +9,13 @@
 /// - call, while and conditional define nothing: their output is the callee root(s) (while: also
 ///   the init operand), and callee parameters take the caller's operand values (while body and
 ///   condition parameters also the body root);
+/// - with `ssa_form` (what XLA's buffer assignment uses), a while's output, its body and
+///   condition parameters and a conditional's output define a phi value at every subshape
+///   where more than one value would meet (the loop-carried state, the branch results); a
+///   subshape where one value meets (a loop invariant) still forwards it. A phi's inputs are
+///   the values that flow into it (`phi_inputs`); colocation keeps them in one buffer, and
+///   liveness lets each input end where it flows into the phi instead of living on through
+///   the loop or past the conditional;
 /// - fusion computations are separate: fused parameters and the fusion output define their own
 ///   values; `callers()` exposes the parameter/operand and root/output binding;
 /// - in-place pairs (dynamic-update-slice base, scatter, output_to_operand_aliasing, fusions
@@ -44,6 +50,8 @@ struct dataflow_options {
   /// Bitcasts define a new value (XLA's `bitcast_defines_value`); otherwise they forward
   /// operand 0. Memory-space propagation needs `true`.
   bool bitcast_defines_value = false;
+  /// Phi values at while and conditional joins (XLA's `ssa_form`); see the file comment.
+  bool ssa_form = false;
 };
 
 /// Values, positions and uses of a graph. See the file comment for the rules.
@@ -73,6 +81,8 @@ class dataflow_analysis {
     value_id id = 0;
     position defining;
     bool is_tuple = false;      ///< a tuple's pointer table
+    bool is_phi = false;        ///< a phi at a while or conditional join (`ssa_form`)
+    std::vector<value_id> phi_inputs;  ///< for a phi: the values flowing into it, ascending
     std::uint64_t bytes = 0;    ///< from the defining subshape
     std::vector<position> positions;
     std::vector<use> uses;
@@ -372,12 +382,37 @@ class dataflow_analysis {
         d.sets[k].push_back(v);
       }
     }
-    // 4. Propagate to a fixed point (value sets only grow, so this ends).
-    for (bool changed = true; changed;) {
-      changed = false;
+    // 4. Propagate to a fixed point (value sets only grow, so this ends). In SSA form, a join
+    // where several values meet becomes a phi and propagation restarts; phis are only ever
+    // added, so this ends too.
+    for (;;) {
+      for (bool changed = true; changed;) {
+        changed = false;
+        for (std::size_t n = 0; n < instrs_.size(); ++n) {
+          auto r = update(n, changed);
+          if (!r) return r;
+        }
+      }
+      if (!options_.ssa_form || !add_phis()) break;
+      for (auto& d : instrs_) {
+        for (std::size_t k = 0; k < d.indices.size(); ++k) {
+          if (d.defined[k] == no_value) d.sets[k].clear();
+        }
+      }
+    }
+    if (options_.ssa_form) {
       for (std::size_t n = 0; n < instrs_.size(); ++n) {
-        auto r = update(n, changed);
-        if (!r) return r;
+        auto& d = instrs_[n];
+        for (std::size_t k = 0; k < d.indices.size(); ++k) {
+          const value_id v = d.defined[k];
+          if (v == no_value || !values_[v].is_phi) continue;
+          std::vector<value_id> in;
+          bool changed = false;
+          auto r = gather(n, k, in, changed);
+          if (!r) return r;
+          in.erase(std::remove(in.begin(), in.end(), v), in.end());
+          values_[v].phi_inputs = std::move(in);
+        }
       }
     }
     // 5. Positions and uses.
@@ -448,68 +483,116 @@ class dataflow_analysis {
     return {};
   }
 
+  /// Whether instruction `n` is a join in SSA form: a while or conditional, or a parameter of
+  /// a while body or condition.
+  bool is_join(std::size_t n) const {
+    const auto& d = instrs_[n];
+    if (d.parameter >= 0) {
+      for (const auto& cs : comps_[d.comp].callers) {
+        if (cs.binding == call_binding::while_body || cs.binding == call_binding::while_condition) return true;
+      }
+      return false;
+    }
+    for (const auto& cc : d.sem.calls) {
+      if (cc.binding == call_binding::while_body || cc.binding == call_binding::conditional_branch) return true;
+    }
+    return false;
+  }
+
+  /// Defines a phi at every join subshape where more than one value meets. @returns whether
+  /// it defined any.
+  bool add_phis() {
+    bool added = false;
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      if (!is_join(n)) continue;
+      auto& d = instrs_[n];
+      for (std::size_t k = 0; k < d.indices.size(); ++k) {
+        if (d.defined[k] != no_value || d.sets[k].size() < 2) continue;
+        const auto v = static_cast<value_id>(values_.size());
+        value val;
+        val.id = v;
+        val.defining = {d.handle, d.indices[k]};
+        val.is_tuple = d.infos[k].is_tuple;
+        val.is_phi = true;
+        val.bytes = d.infos[k].bytes;
+        values_.push_back(std::move(val));
+        d.defined[k] = v;
+        d.sets[k].assign(1, v);
+        added = true;
+      }
+    }
+    return added;
+  }
+
   result<void> update(std::size_t n, bool& changed) {
     auto& d = instrs_[n];
-    const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
     for (std::size_t k = 0; k < d.indices.size(); ++k) {
       if (d.defined[k] != no_value) continue;
-      const shape_index& j = d.indices[k];
-      auto& set = d.sets[k];
-      // Bound parameter.
-      if (d.parameter >= 0) {
-        for (const auto& cs : comps_[d.comp].callers) {
-          if (!binds_values(cs.binding)) continue;
-          const std::size_t caller = cs.caller;
-          const std::size_t op = cs.binding == call_binding::call ? static_cast<std::size_t>(d.parameter)
-                                 : cs.binding == call_binding::conditional_branch ? cs.first_operand
-                                                                                  : 0;
-          if (op >= instrs_[caller].operands.size()) return bad(describe(caller) + " has too few operands for its callee");
-          auto r = pull(instrs_[caller].operands[op], j, set, changed, n);
-          if (!r) return r;
-          if (cs.binding == call_binding::while_body || cs.binding == call_binding::while_condition) {
-            const auto& cd = instrs_[caller];
-            for (std::size_t q = 0; q < cd.sem.calls.size(); ++q) {
-              if (cd.sem.calls[q].binding != call_binding::while_body) continue;
-              auto r2 = pull(comps_[cd.callees[q]].root, j, set, changed, n);
-              if (!r2) return r2;
-            }
-          }
-        }
-        continue;
-      }
-      // Output of call / while / conditional.
-      bool from_callee = false;
-      for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
-        const auto& cc = d.sem.calls[q];
-        if (cc.binding == call_binding::call || cc.binding == call_binding::while_body ||
-            cc.binding == call_binding::conditional_branch) {
-          from_callee = true;
-          auto r = pull(comps_[d.callees[q]].root, j, set, changed, n);
-          if (!r) return r;
-          if (cc.binding == call_binding::while_body) {
-            if (d.operands.empty()) return bad(describe(n) + " is a while without an operand");
-            auto r2 = pull(d.operands[0], j, set, changed, n);
+      auto r = gather(n, k, d.sets[k], changed);
+      if (!r) return r;
+    }
+    return {};
+  }
+
+  /// Merges into `set` the values that flow into subshape `k` of instruction `n`.
+  result<void> gather(std::size_t n, std::size_t k, std::vector<value_id>& set, bool& changed) {
+    auto& d = instrs_[n];
+    const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
+    const shape_index& j = d.indices[k];
+    // Bound parameter.
+    if (d.parameter >= 0) {
+      for (const auto& cs : comps_[d.comp].callers) {
+        if (!binds_values(cs.binding)) continue;
+        const std::size_t caller = cs.caller;
+        const std::size_t op = cs.binding == call_binding::call ? static_cast<std::size_t>(d.parameter)
+                               : cs.binding == call_binding::conditional_branch ? cs.first_operand
+                                                                                : 0;
+        if (op >= instrs_[caller].operands.size()) return bad(describe(caller) + " has too few operands for its callee");
+        auto r = pull(instrs_[caller].operands[op], j, set, changed, n);
+        if (!r) return r;
+        if (cs.binding == call_binding::while_body || cs.binding == call_binding::while_condition) {
+          const auto& cd = instrs_[caller];
+          for (std::size_t q = 0; q < cd.sem.calls.size(); ++q) {
+            if (cd.sem.calls[q].binding != call_binding::while_body) continue;
+            auto r2 = pull(comps_[cd.callees[q]].root, j, set, changed, n);
             if (!r2) return r2;
           }
         }
       }
-      if (from_callee) continue;
-      if (forwarding_bitcast) {
-        auto r = pull(d.operands[0], j, set, changed, n);
+      return {};
+    }
+    // Output of call / while / conditional.
+    bool from_callee = false;
+    for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
+      const auto& cc = d.sem.calls[q];
+      if (cc.binding == call_binding::call || cc.binding == call_binding::while_body ||
+          cc.binding == call_binding::conditional_branch) {
+        from_callee = true;
+        auto r = pull(comps_[d.callees[q]].root, j, set, changed, n);
         if (!r) return r;
-        continue;
+        if (cc.binding == call_binding::while_body) {
+          if (d.operands.empty()) return bad(describe(n) + " is a while without an operand");
+          auto r2 = pull(d.operands[0], j, set, changed, n);
+          if (!r2) return r2;
+        }
       }
-      // Forwarded subtree: the longest matching forwarding wins.
-      const forwarding* best = nullptr;
-      for (const auto& f : d.sem.forwards) {
-        if (is_prefix(f.output_index, j) && (best == nullptr || f.output_index.size() > best->output_index.size())) best = &f;
-      }
-      if (best != nullptr) {
-        shape_index from = best->operand_index;
-        from.insert(from.end(), j.begin() + static_cast<std::ptrdiff_t>(best->output_index.size()), j.end());
-        auto r = pull(d.operands[best->operand], from, set, changed, n);
-        if (!r) return r;
-      }
+    }
+    if (from_callee) return {};
+    if (forwarding_bitcast) {
+      auto r = pull(d.operands[0], j, set, changed, n);
+      if (!r) return r;
+      return {};
+    }
+    // Forwarded subtree: the longest matching forwarding wins.
+    const forwarding* best = nullptr;
+    for (const auto& f : d.sem.forwards) {
+      if (is_prefix(f.output_index, j) && (best == nullptr || f.output_index.size() > best->output_index.size())) best = &f;
+    }
+    if (best != nullptr) {
+      shape_index from = best->operand_index;
+      from.insert(from.end(), j.begin() + static_cast<std::ptrdiff_t>(best->output_index.size()), j.end());
+      auto r = pull(d.operands[best->operand], from, set, changed, n);
+      if (!r) return r;
     }
     return {};
   }

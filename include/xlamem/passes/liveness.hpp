@@ -65,6 +65,11 @@ struct liveness_options {
   /// `entry` (`entry_graph`), else the last computation (HLO text puts ENTRY anywhere, but a
   /// graph without `entry` has no better guess).
   std::optional<std::size_t> entry;
+  /// Phi values at while and conditional joins (`dataflow_options::ssa_form`), as XLA's
+  /// buffer assignment and `HloLiveRange` use: a loop's init value ends where the loop
+  /// starts and a branch result where its branch ends. `false` gives the non-SSA ranges, in
+  /// which every value flowing through a join lives as long as the join's result.
+  bool ssa_form = true;
 };
 
 namespace detail {
@@ -91,7 +96,9 @@ class live_range_analysis {
   /// Runs dataflow, colocation and liveness on `g`. @returns the dataflow or colocation
   /// error, or `errc::invalid_argument` for a computation that calls itself (recursion).
   [[nodiscard]] static result<live_range_analysis> run(const G& g, const liveness_options& o = {}) {
-    auto df = dataflow_type::run(g);
+    dataflow_options dopt;
+    dopt.ssa_form = o.ssa_form;
+    auto df = dataflow_type::run(g, dopt);
     if (!df) return df.error();
     live_range_analysis a;
     a.df_ = std::move(*df);

@@ -25,6 +25,7 @@
 /// Every function is O(1) or O(size of what it returns) for the HLO IR.
 #pragma once
 
+#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
@@ -176,6 +177,44 @@ inline bool hlo_is_elementwise(hlo::opcode op) noexcept {
   }
   return false;
 }
+/// XLA's `IsElementwiseOnOperand` for an instruction inside a fused computation: the
+/// elementwise opcodes plus `copy`, and `dynamic-update-slice` on the array it updates.
+inline bool hlo_fused_is_elementwise_on(const hlo::instruction& user, std::size_t operand_number) noexcept {
+  if (user.opcode == hlo::opcodes::dynamic_update_slice) return operand_number == 0;
+  return user.opcode == hlo::opcodes::copy || hlo_is_elementwise(user.opcode);
+}
+
+/// Whether fusion `fusion` is elementwise on its operand `operand` (the first operand slot
+/// holding it, as XLA looks it up): a walk over the transitive users of the fused parameter
+/// that fails at the first use that is neither elementwise on that operand nor a tuple.
+inline bool fusion_is_elementwise_on(const hlo::module& m, hlo::instruction_id fusion, hlo::instruction_id operand) {
+  const hlo::instruction& f = m[fusion];
+  std::size_t k = 0;
+  while (k < f.operands.size() && f.operands[k] != operand) ++k;
+  const hlo::computation* fused = nullptr;
+  for (const auto& c : f.calls) {
+    if (c.role == hlo::call_role::calls) fused = &m[c.computation];
+  }
+  if (k == f.operands.size() || fused == nullptr || k >= fused->parameters.size()) return false;
+  std::vector<hlo::instruction_id> stack{fused->parameters[k]};
+  std::vector<hlo::instruction_id> visited;
+  while (!stack.empty()) {
+    const hlo::instruction_id current = stack.back();
+    stack.pop_back();
+    visited.push_back(current);
+    for (const hlo::instruction_id w : m[current].users) {
+      const hlo::instruction& user = m[w];
+      for (std::size_t j = 0; j < user.operands.size(); ++j) {
+        if (user.operands[j] == current && user.opcode != hlo::opcodes::tuple &&
+            !hlo_fused_is_elementwise_on(user, j)) {
+          return false;
+        }
+      }
+      if (std::find(visited.begin(), visited.end(), w) == visited.end()) stack.push_back(w);
+    }
+  }
+  return true;
+}
 }  // namespace detail
 
 /// The HLO IR answers every planning question (XLA's rules).
@@ -197,8 +236,11 @@ struct planning_traits<hlo::module> {
     for (const auto& a : m.input_output_alias) out.push_back({a.output_index, a.parameter, a.parameter_index, a.must_alias});
     return out;
   }
-  /// XLA's `CanShareOperandBufferWithUser`, simplified: equal array shapes, and the user is
-  /// elementwise or a loop fusion.
+  /// XLA's `CanShareOperandBufferWithUser` for array outputs: equal array shapes, and the
+  /// user is elementwise on the operand. A fusion is elementwise on an operand when every
+  /// instruction reached from its fused parameter is elementwise on the value it receives
+  /// (XLA's `AreTransitiveUsesElementwiseOrTuple`): a fused bitcast, broadcast, reduce or dot
+  /// on the way forbids the sharing. Output fusions (XLA's add-root rule) never share here.
   static bool can_share_operand_buffer(const hlo::module& m, instruction_type operand, const shape_index& operand_index,
                                        instruction_type user, const shape_index& user_index) {
     const hlo::shape* a = m[operand].shape.subshape(operand_index);
@@ -208,7 +250,8 @@ struct planning_traits<hlo::module> {
     const auto& u = m[user];
     if (u.opcode == hlo::opcodes::fusion) {
       const std::string* kind = u.find_attribute("kind");
-      return kind != nullptr && *kind == "kLoop" && user_index.empty();
+      if (kind == nullptr || *kind == "kOutput" || !user_index.empty()) return false;
+      return detail::fusion_is_elementwise_on(m, user, operand);
     }
     return user_index.empty() && detail::hlo_is_elementwise(u.opcode);
   }
