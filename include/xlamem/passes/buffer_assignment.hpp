@@ -83,6 +83,14 @@ struct buffer_assignment_options {
   /// placed in free gaps of the second colour's temporary heap, without growing it (XLA's
   /// `can_use_allocation` / `ReuseCompatibleTempHeaps`). Empty: every colour keeps its own heap.
   std::vector<std::pair<std::int64_t, std::int64_t>> can_use_allocation;
+  /// XLA's treatment of temporary tuple pointer tables: every tuple-shaped buffer gets an
+  /// allocation of its own (never reused, never in the heap), and the temporary allocations
+  /// of a colour are then laid end to end (each at the next `alignment` boundary) in the
+  /// order XLA's `CombineTempAllocations` leaves them: its `std::partition` of the
+  /// allocation list, which runs from both ends and so does not keep creation order. By
+  /// default on exactly for `solver_kind::xla`; otherwise temporary tuple tables are packed
+  /// in the heap with everything else (never larger in practice, and often smaller).
+  std::optional<bool> tuple_tables_outside_heap;
   /// Liveness options (the entry computation).
   liveness_options liveness;
 };
@@ -382,6 +390,166 @@ class buffer_assignment {
     (void)g;
   }
 
+  // XLA's post-order position of every instruction (BufferAssigner's sort key among buffers
+  // of one size): the scheduled computations in reverse post-order of the call graph
+  // (callers before callees; a while's body before its condition, as XLA lists them), each
+  // in `MakeInstructionPostOrder` order: depth first from every instruction without users,
+  // in graph order, operands first to last. Others follow in dense-number order.
+  std::vector<std::int64_t> xla_post_order_positions() const {
+    const auto& df = la_.dataflow();
+    const std::size_t ni = df.instruction_count(), nc = df.computation_count();
+    std::vector<std::vector<std::size_t>> members(nc);
+    std::vector<char> used(ni, 0);
+    for (std::size_t n = 0; n < ni; ++n) {
+      members[df.parent_number(n)].push_back(n);
+      for (const auto o : df.operands(n)) used[o] = 1;
+    }
+    auto callees = [&](std::size_t c) {
+      std::vector<std::size_t> out;
+      for (const auto n : members[c]) {
+        const auto& calls = df.semantics(n).calls;
+        for (int pass = 0; pass < 2; ++pass) {  // a while's body first, then the rest in order
+          for (const auto& cc : calls) {
+            if ((cc.binding == call_binding::while_body) != (pass == 0)) continue;
+            const auto k = df.computation_number(cc.computation);
+            if (k < nc && la_.context(k) == computation_context::sequential) out.push_back(k);
+          }
+        }
+      }
+      return out;
+    };
+    std::vector<std::size_t> comp_post;
+    std::vector<char> seen(nc, 0);
+    auto visit = [&](auto& self, std::size_t c) -> void {
+      if (seen[c] != 0) return;
+      seen[c] = 1;
+      for (const auto k : callees(c)) self(self, k);
+      comp_post.push_back(c);
+    };
+    visit(visit, la_.entry());
+    std::vector<std::int64_t> pos(ni, -1);
+    std::int64_t next = 0;
+    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (instruction, next operand)
+    for (auto it = comp_post.rbegin(); it != comp_post.rend(); ++it) {
+      for (const auto root : members[*it]) {
+        if (used[root] != 0 || pos[root] >= 0) continue;
+        std::vector<char> on_stack;  // cycles cannot occur in a valid graph; guard anyway
+        stack.assign(1, {root, 0});
+        while (!stack.empty()) {
+          auto& [n, k] = stack.back();
+          const auto& ops = df.operands(n);
+          if (k < ops.size()) {
+            const auto o = ops[k++];
+            if (pos[o] < 0 && df.parent_number(o) == df.parent_number(n) &&
+                std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == o; }) == stack.end()) {
+              stack.emplace_back(o, 0);
+            }
+            continue;
+          }
+          if (pos[n] < 0) pos[n] = next++;
+          stack.pop_back();
+        }
+      }
+    }
+    for (std::size_t n = 0; n < ni; ++n) {
+      if (pos[n] < 0) pos[n] = next++;
+    }
+    return pos;
+  }
+
+  // One allocation of XLA's list, in creation order (see `combine_temporaries`).
+  struct created_allocation {
+    bool temp = false;
+    buffer_id tuple = static_cast<buffer_id>(-1);  // a temporary tuple table, or none
+    std::int64_t color = 0;                        // of a heap or tuple table (when `temp`)
+  };
+
+  static std::vector<created_allocation> global_pass_heaps(const std::vector<created_allocation>& global_pass,
+                                                           const std::vector<std::int64_t>& heap_colors,
+                                                           std::size_t thread_local_count) {
+    std::vector<created_allocation> seq(global_pass);
+    seq.reserve(global_pass.size() + heap_colors.size() + thread_local_count);
+    for (const auto c : heap_colors) seq.push_back({true, static_cast<buffer_id>(-1), c});
+    seq.insert(seq.end(), thread_local_count, created_allocation{});
+    return seq;
+  }
+
+  // XLA's CombineTempAllocations: `std::partition` moves the temporary allocations to the
+  // end of the list (a two-ended scan that swaps, so their order is not creation order);
+  // then, per colour, the first one is the base and each next one is placed at the next
+  // alignment boundary after the previous. Here the heap of a colour is that base container
+  // and the temporary tuple tables are placed into it at their offsets.
+  void combine_temporaries(const G& g, std::vector<created_allocation> seq, std::vector<std::size_t>& alloc_of_buffer) {
+    std::size_t first = 0, last = seq.size();
+    for (;;) {
+      while (first != last && !seq[first].temp) ++first;
+      if (first == last) break;
+      --last;
+      while (first != last && seq[last].temp) --last;
+      if (first == last) break;
+      std::swap(seq[first], seq[last]);
+      ++first;
+    }
+    struct run_state {
+      std::int64_t color;
+      std::size_t allocation;
+      std::int64_t size;
+      bool started;
+    };
+    std::vector<run_state> runs;
+    auto state_of = [&](std::int64_t color) -> run_state& {
+      for (auto& r : runs) {
+        if (r.color == color) return r;
+      }
+      std::size_t alloc = none;
+      for (const auto& h : heaps_) {
+        if (h.color == color) alloc = h.allocation;
+      }
+      if (alloc == none) {  // only tuple tables in this colour: an empty container
+        buffer_allocation al;
+        al.index = allocations_.size();
+        al.flags_.color = color;
+        allocations_.push_back(std::move(al));
+        alloc = allocations_.size() - 1;
+      }
+      runs.push_back({color, alloc, 0, false});
+      return runs.back();
+    };
+    // Bases first; then the heap's own values move from offset 0 to its base, and the tuple
+    // tables are added at theirs.
+    std::vector<std::pair<std::size_t, std::int64_t>> bases(seq.size() - first);  // (allocation, base)
+    for (std::size_t k = first; k < seq.size(); ++k) {
+      const auto& e = seq[k];
+      auto& r = state_of(e.color);
+      std::int64_t item = 0;
+      if (e.tuple == static_cast<buffer_id>(-1)) {
+        for (const auto& h : heaps_) {
+          if (h.allocation == r.allocation) item = h.size;
+        }
+      } else {
+        item = info_[e.tuple].size;
+      }
+      const std::int64_t base = r.started ? (r.size + options_.alignment - 1) / options_.alignment * options_.alignment : 0;
+      r.size = base + item;
+      r.started = true;
+      bases[k - first] = {r.allocation, base};
+    }
+    for (std::size_t k = first; k < seq.size(); ++k) {
+      const auto [alloc, base] = bases[k - first];
+      if (seq[k].tuple != static_cast<buffer_id>(-1) || base == 0) continue;
+      for (auto& x : allocations_[alloc].values) {
+        x.offset += base;
+        slice_[x.value].offset += base;
+      }
+    }
+    for (std::size_t k = first; k < seq.size(); ++k) {
+      if (seq[k].tuple == static_cast<buffer_id>(-1)) continue;
+      add(g, bases[k - first].first, seq[k].tuple, bases[k - first].second);
+      alloc_of_buffer[seq[k].tuple] = bases[k - first].first;
+    }
+    for (const auto& r : runs) allocations_[r.allocation].flags_.size = r.size;
+  }
+
   bool planned_value(value_id v) const {
     const auto ctx = la_.value_context(v);
     return ctx == computation_context::sequential || ctx == computation_context::thread_local_;
@@ -459,6 +627,7 @@ class buffer_assignment {
       }
     }
     // 1. Buffer facts.
+    const auto post_order = xla_post_order_positions();
     for (std::size_t b = 0; b < nb; ++b) {
       auto& bi = info_[b];
       bi.position = INT64_MAX;
@@ -478,8 +647,7 @@ class buffer_assignment {
         if (df.parent_number(n) == entry && df.parameter_number(n) >= 0) bi.entry_parameter = true;
         if (la_.value_context(v) == computation_context::thread_local_) bi.thread_local_ = true;
         else bi.sequential = true;
-        const std::int64_t t = la_.time_of(n);
-        bi.position = std::min<std::int64_t>(bi.position, t >= 0 ? t : static_cast<std::int64_t>(df.instruction_count() + n));
+        bi.position = std::min(bi.position, post_order[n]);
         if (la_.has_range(v)) {
           auto r = la_.range(v);
           // An emulated output copy is made at the root; the original may die there.
@@ -489,7 +657,7 @@ class buffer_assignment {
         }
       }
     }
-    // 2. Order: size descending, live-out first, earliest definition, id.
+    // 2. Order: size descending, live-out first, XLA's post-order position, id.
     std::vector<buffer_id> order;
     for (std::size_t b = 0; b < nb; ++b) {
       if (info_[b].planned) order.push_back(static_cast<buffer_id>(b));
@@ -503,6 +671,13 @@ class buffer_assignment {
       return a < b;
     });
     // 3. Special buffers, reuse, or deferral to the heap.
+    const bool tuples_apart = options_.tuple_tables_outside_heap.value_or(options_.solver == solver_kind::xla);
+    // XLA's allocation list in creation order, as far as `CombineTempAllocations` needs it:
+    // the global pass (constants, parameters, tuple tables, live-out buffers), then one heap
+    // per colour, then the thread-local allocations.
+    std::vector<created_allocation> global_pass;
+    std::vector<buffer_id> tuple_temps;
+    std::size_t thread_local_count = 0;
     std::vector<std::size_t> reusable;  // allocations that later buffers may reuse, in creation order
     std::vector<std::vector<buffer_id>> deferred;  // per colour index
     std::vector<std::int64_t> colors;
@@ -520,6 +695,7 @@ class buffer_assignment {
           allocations_[a].flags_.is_constant = true;
           add(g, a, b, 0);
           alloc_of_buffer[b] = a;
+          global_pass.push_back({});
           special = true;
           break;
         }
@@ -537,6 +713,7 @@ class buffer_assignment {
             const auto pv = pvals[k];
             const auto& pd = df.get(pv).defining;
             const auto a = new_allocation(b);
+            global_pass.push_back({});
             auto& al = allocations_[a];
             al.flags_.is_entry_parameter = true;
             al.parameter_number = df.parameter_number(df.number(pd.instruction));
@@ -567,6 +744,22 @@ class buffer_assignment {
         allocations_[a].flags_.is_thread_local = true;
         add(g, a, b, 0);
         alloc_of_buffer[b] = a;
+        ++thread_local_count;
+        continue;
+      }
+      bool tuple = false;
+      for (auto v : co.values(b)) tuple = tuple || df.get(v).is_tuple;
+      if (tuples_apart && tuple) {
+        // XLA: a tuple-shaped buffer gets an allocation of its own, before any reuse.
+        if (!bi.lives_out && bi.sequential) {
+          global_pass.push_back({true, b, bi.color});
+          tuple_temps.push_back(b);
+          continue;
+        }
+        const auto a = new_allocation(b);
+        add(g, a, b, 0);
+        alloc_of_buffer[b] = a;
+        global_pass.push_back({});
         continue;
       }
       bool done = false;
@@ -589,7 +782,8 @@ class buffer_assignment {
             if (done) break;
           }
         }
-        for (std::size_t k = 0; !done && k < reusable.size(); ++k) {
+        // Then the reusable allocations, newest (smallest) first, as XLA does.
+        for (std::size_t k = reusable.size(); !done && k-- > 0;) {
           if (maybe_assign(g, reusable[k], b)) {
             alloc_of_buffer[b] = reusable[k];
             done = true;
@@ -610,10 +804,9 @@ class buffer_assignment {
       const auto a = new_allocation(b);
       add(g, a, b, 0);
       alloc_of_buffer[b] = a;
+      global_pass.push_back({});
       // A tuple's pointer table keeps its allocation to itself (XLA: tuple allocations are
       // not reusable).
-      bool tuple = false;
-      for (auto v : co.values(b)) tuple = tuple || df.get(v).is_tuple;
       if (options_.reuse_allocations && !tuple) reusable.push_back(a);
     }
     // 4. The temporary heaps. A colour whose temporaries may use another colour's heap comes
@@ -622,6 +815,7 @@ class buffer_assignment {
       return std::find(options_.can_use_allocation.begin(), options_.can_use_allocation.end(), std::make_pair(a, b)) !=
              options_.can_use_allocation.end();
     };
+    std::vector<std::int64_t> heap_colors;  // colours with heap buffers, in heap creation order
     std::vector<std::size_t> color_order(colors.size());
     for (std::size_t k = 0; k < colors.size(); ++k) color_order[k] = k;
     std::stable_sort(color_order.begin(), color_order.end(), [&](std::size_t x, std::size_t y) {
@@ -766,7 +960,11 @@ class buffer_assignment {
         add(g, h.allocation, bufs[k], h.solution.offsets[item_of[k]]);
         alloc_of_buffer[bufs[k]] = h.allocation;
       }
+      heap_colors.push_back(h.color);
       heaps_.push_back(std::move(h));
+    }
+    if (!tuple_temps.empty()) {
+      combine_temporaries(g, global_pass_heaps(global_pass, heap_colors, thread_local_count), alloc_of_buffer);
     }
     for (auto& c : copies) {
       buffer_allocation al;
