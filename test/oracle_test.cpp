@@ -26,27 +26,7 @@ using xlamem::buffer_assignment_dump;
 using xlamem::errc;
 using xlamem::parse_buffer_assignment_dump;
 
-bool is_corpus(const fs::path& p) {
-  std::error_code ec;
-  return !p.empty() && fs::is_regular_file(p / "manifest.json", ec);
-}
-
-// The committed corpus: $XLAMEM_ORACLE_DATA, else test/data/xla-oracle of the source tree the
-// build recorded (XLAMEM_TEST_SOURCE_DIR), else beside this file.
-fs::path corpus_dir() {
-  if (const char* env = std::getenv("XLAMEM_ORACLE_DATA"); env != nullptr && *env != '\0') {
-    return fs::path(env);
-  }
-  std::vector<fs::path> candidates;
-#ifdef XLAMEM_TEST_SOURCE_DIR
-  candidates.push_back(fs::path(XLAMEM_TEST_SOURCE_DIR) / "data" / "xla-oracle");
-#endif
-  candidates.push_back(fs::path(__FILE__).parent_path() / "data" / "xla-oracle");
-  for (const auto& c : candidates) {
-    if (is_corpus(c)) return c;
-  }
-  return {};
-}
+fs::path corpus_dir() { return xlamem::test::oracle_data_dir(); }
 
 std::string read_text(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

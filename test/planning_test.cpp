@@ -105,27 +105,7 @@ live_range range_of(const module& m, const live_range_analysis<module>& la, cons
   return {};
 }
 
-fs::path oracle_dir() {
-  if (const char* env = std::getenv("XLAMEM_ORACLE_DATA"); env != nullptr && *env != '\0') return env;
-  std::vector<fs::path> candidates{fs::path(__FILE__).parent_path() / "data" / "xla-oracle"};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path().parent_path() / fs::path(__FILE__).parent_path() / "data" / "xla-oracle");
-    candidates.push_back(exe.parent_path() / fs::path(__FILE__).parent_path() / "data" / "xla-oracle");
-  }
-#ifdef XLAMEM_TEST_SHARED_DATA
-  const fs::path shared(XLAMEM_TEST_SHARED_DATA);
-  candidates.push_back(shared.parent_path().parent_path() / "main" / "test" / "data" / "xla-oracle");
-  if (shared.parent_path().parent_path().filename() == "..") {
-    candidates.push_back(shared.parent_path().parent_path().parent_path() / "test" / "data" / "xla-oracle");
-  }
-#endif
-  for (const auto& c : candidates) {
-    if (fs::is_regular_file(c / "manifest.json", ec)) return c;
-  }
-  return {};
-}
+fs::path oracle_dir() { return xlamem::test::oracle_data_dir(); }
 
 // The lines of the BufferLiveRange section of an HloLiveRange text, as a set.
 std::set<std::string> buffer_live_ranges(const std::string& text) {
@@ -688,10 +668,7 @@ ENTRY %main (a: f32[4]) -> f32[4] {
 TEST_SUITE("planning/fidelity") {
   TEST_CASE("the XLA oracle corpus: bytes, every allocation, live ranges and temp equal XLA's") {
     const fs::path root = oracle_dir();
-    if (root.empty()) {
-      MESSAGE("skipped: test/data/xla-oracle not found (set XLAMEM_ORACLE_DATA)");
-      return;
-    }
+    REQUIRE_MESSAGE(!root.empty(), "test/data/xla-oracle not found (set XLAMEM_ORACLE_DATA to its location)");
     int programs = 0, temp_exact = 0;
     for (const auto& entry : fs::directory_iterator(root)) {
       if (!entry.is_directory()) continue;

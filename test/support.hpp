@@ -23,6 +23,23 @@ inline std::filesystem::path shared_data_dir() {
   return p;
 }
 
+/// The committed XLA oracle corpus: $XLAMEM_ORACLE_DATA, else test/data/xla-oracle of the
+/// source tree the build recorded (XLAMEM_TEST_SOURCE_DIR); empty when neither holds a
+/// `manifest.json`. The corpus is part of the repository, so tests fail (not skip) without it.
+inline std::filesystem::path oracle_data_dir() {
+  std::filesystem::path p;
+  if (const char* env = std::getenv("XLAMEM_ORACLE_DATA"); env != nullptr && *env != '\0') {
+    p = env;
+  } else {
+#ifdef XLAMEM_TEST_SOURCE_DIR
+    p = std::filesystem::path(XLAMEM_TEST_SOURCE_DIR) / "data" / "xla-oracle";
+#endif
+  }
+  std::error_code ec;
+  if (p.empty() || !std::filesystem::is_regular_file(p / "manifest.json", ec)) return {};
+  return p;
+}
+
 }  // namespace xlamem::test
 
 /// Skips the rest of a data-driven test with a clear message when ../shared/data is absent.
