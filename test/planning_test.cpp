@@ -168,6 +168,37 @@ std::multiset<std::string> non_temp_allocations(const module& m, const buffer_as
   return out;
 }
 
+// `name{index} size@offset` of every value in the temporary allocation(s).
+std::set<std::string> temp_values(const xlamem::buffer_assignment_dump& d) {
+  std::set<std::string> out;
+  for (const auto& a : d.allocations) {
+    if (!a.is_preallocated_temp) continue;
+    for (const auto& v : a.values) {
+      std::string n = v.instruction;
+      for (std::size_t k = 0; k < v.shape_index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(v.shape_index[k]);
+      if (!v.shape_index.empty()) n += "}";
+      out.insert(n + " " + std::to_string(v.size) + "@" + std::to_string(v.offset));
+    }
+  }
+  return out;
+}
+
+std::set<std::string> temp_values(const module& m, const buffer_assignment<module>& x) {
+  std::set<std::string> out;
+  const auto& df = x.dataflow();
+  for (const auto& a : x.allocations()) {
+    if (!a.flags().is_preallocated_temp()) continue;
+    for (const auto& v : a.values) {
+      const auto& d = df.get(v.value).defining;
+      std::string n = m[d.instruction].name;
+      for (std::size_t k = 0; k < d.index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(d.index[k]);
+      if (!d.index.empty()) n += "}";
+      out.insert(n + " " + std::to_string(v.size) + "@" + std::to_string(v.offset));
+    }
+  }
+  return out;
+}
+
 std::map<std::string, std::int64_t> read_flat_json(const fs::path& p) {
   std::map<std::string, std::int64_t> out;
   const std::string t = slurp(p);
@@ -706,6 +737,8 @@ TEST_SUITE("planning/fidelity") {
           entry.path() / ("jit_" + name + ".cpu_after_optimizations-buffer-assignment.txt"));
       REQUIRE(dump.has_value());
       CHECK(non_temp_allocations(*dump) == non_temp_allocations(m, x));
+      // And every value of the temporary allocation sits at XLA's offset.
+      CHECK(temp_values(*dump) == temp_values(m, x));
       CHECK(x.stats().temp_size_in_bytes == xla.at("temp_size_in_bytes"));
       if (x.stats().temp_size_in_bytes == xla.at("temp_size_in_bytes")) ++temp_exact;
       ++programs;

@@ -406,14 +406,17 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
     }
     s.calls.push_back({ref.computation, b, first});
   }
-  // A fusion whose root updates a fused parameter in place updates that operand in place.
+  // A fusion whose root updates a fused parameter in place (a dynamic-update-slice, or a
+  // single-input scatter) updates that operand in place.
   if (op == opcodes::fusion) {
     for (const auto& ref : in.calls) {
       if (ref.role != call_role::calls) continue;
       const computation& fc = m[ref.computation];
       auto add_pair = [&](instruction_id r, shape_index out_index) {
         const instruction& ri = m[r];
-        if (ri.opcode != opcodes::dynamic_update_slice || ri.operands.empty()) return;
+        const bool updates = ri.opcode == opcodes::dynamic_update_slice ||
+                             (ri.opcode == opcodes::scatter && ri.operands.size() == 3);
+        if (!updates || ri.operands.empty()) return;
         const instruction& base = m[ri.operands[0]];
         if (base.opcode == opcodes::parameter && base.parameter_number >= 0 &&
             static_cast<std::size_t>(base.parameter_number) < n) {

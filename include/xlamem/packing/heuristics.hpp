@@ -80,7 +80,7 @@ inline placement place_in_order(const packing_problem& p, const interval_graph& 
     for (const auto& [lo, hi] : used) {
       const auto start = align_up_i64(cursor, b.alignment);
       if (lo > start && lo - start >= b.size) {
-        const auto gap = lo - cursor;
+        const auto gap = lo - start;  // XLA measures a free chunk from its aligned start
         if (rule == fit_rule::first) {
           best = start;
           break;

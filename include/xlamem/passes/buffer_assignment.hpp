@@ -457,6 +457,79 @@ class buffer_assignment {
     return pos;
   }
 
+  // The keys XLA's heap sorts the items by: its heap simulator replays the schedule, and at
+  // each step first starts the values defined there (sorted by start, end), each an Alloc or
+  // a ShareWith (a taken-over operand is freed just before), then frees the values ending
+  // there; every call is one tick of the heap's clock. An item's own duration is its first
+  // value's interval on that clock; its span runs from its first start to its last end.
+  xla_heap_keys heap_keys(const std::vector<buffer_id>& bufs, const std::vector<std::size_t>& item_of, std::size_t items,
+                          const std::vector<std::pair<value_id, value_id>>& takes_over,
+                          const std::vector<std::int64_t>& post_order) const {
+    struct ev {
+      value_id v;
+      std::size_t item;
+      live_range r;
+    };
+    std::vector<ev> vals;
+    for (std::size_t k = 0; k < bufs.size(); ++k) {
+      for (auto v : la_.colocation().values(bufs[k])) {
+        if (planned_value(v) && la_.has_range(v)) vals.push_back({v, item_of[k], la_.range(v)});
+      }
+    }
+    std::sort(vals.begin(), vals.end(), [](const ev& a, const ev& b) {
+      return std::tie(a.r.start, a.r.end, a.v) < std::tie(b.r.start, b.r.end, b.v);
+    });
+    std::int64_t last = 0;
+    for (const auto& e : vals) last = std::max(last, e.r.end);
+    std::vector<std::vector<std::size_t>> starts(static_cast<std::size_t>(last) + 1), ends(static_cast<std::size_t>(last) + 1);
+    for (std::size_t i = 0; i < vals.size(); ++i) {
+      starts[static_cast<std::size_t>(vals[i].r.start)].push_back(i);
+      ends[static_cast<std::size_t>(vals[i].r.end)].push_back(i);
+    }
+    std::vector<std::int64_t> t_start(vals.size(), -1), t_end(vals.size(), -1);
+    auto index_of = [&](value_id v) {
+      for (std::size_t i = 0; i < vals.size(); ++i) {
+        if (vals[i].v == v) return i;
+      }
+      return vals.size();
+    };
+    std::int64_t clock = 0;
+    for (std::size_t t = 0; t <= static_cast<std::size_t>(last); ++t) {
+      for (const auto i : starts[t]) {
+        for (const auto& [v, w] : takes_over) {
+          if (v != vals[i].v) continue;
+          const auto j = index_of(w);
+          if (j < vals.size() && t_end[j] < 0) t_end[j] = clock++;
+        }
+        t_start[i] = clock++;
+      }
+      for (const auto i : ends[t]) {
+        if (t_end[i] < 0) t_end[i] = clock++;
+      }
+    }
+    xla_heap_keys keys;
+    keys.own_duration.assign(items, 0);
+    keys.span.assign(items, 0);
+    keys.rank.assign(items, 0);
+    std::vector<std::int64_t> first(items, -1), lo(items, -1), hi(items, -1);
+    for (std::size_t i = 0; i < vals.size(); ++i) {  // in start order: the first seen is the first value
+      const auto it = vals[i].item;
+      if (first[it] < 0) {
+        first[it] = static_cast<std::int64_t>(i);
+        keys.own_duration[it] = t_end[i] - t_start[i];
+        // XLA numbers values in instruction post-order; its ties go to the lower number.
+        const auto& d = la_.dataflow().get(vals[i].v).defining;
+        const auto n = la_.dataflow().number(d.instruction);
+        const auto k = la_.dataflow().find_index(n, d.index);
+        keys.rank[it] = post_order[n] * 1024 + static_cast<std::int64_t>(k ? *k : 0);
+      }
+      lo[it] = lo[it] < 0 ? t_start[i] : std::min(lo[it], t_start[i]);
+      hi[it] = std::max(hi[it], t_end[i]);
+    }
+    for (std::size_t it = 0; it < items; ++it) keys.span[it] = hi[it] - lo[it];
+    return keys;
+  }
+
   // One allocation of XLA's list, in creation order (see `combine_temporaries`).
   struct created_allocation {
     bool temp = false;
@@ -874,6 +947,7 @@ class buffer_assignment {
         return k;
       };
       std::vector<live_range> ghull(bufs.size());
+      std::vector<std::pair<value_id, value_id>> takes_over;  // (value, the operand value whose chunk it takes)
       std::vector<std::size_t> local(nb, none);
       for (std::size_t k = 0; k < bufs.size(); ++k) {
         ghull[k] = info_[bufs[k]].hull;
@@ -901,6 +975,7 @@ class buffer_assignment {
                 if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
                 group[find(k)] = root;
                 ghull[root].end = std::max(ghull[root].end, info_[b].hull.end);
+                takes_over.emplace_back(v, w);
                 shared = true;
                 break;
               }
@@ -926,16 +1001,12 @@ class buffer_assignment {
         item_of[k] = item_of[r];
       }
       // XLA's best fit on the colocation groups is the baseline, and the floor for any packer.
-      std::vector<std::int64_t> own(h.problem.buffers.size());
-      for (std::size_t i = 0; i < own.size(); ++i) {
-        const auto r = info_[h.buffers[i]].hull;
-        own[i] = r.start < 0 ? 1 : r.end + 1 - r.start;
-      }
+      const auto keys = heap_keys(bufs, item_of, h.problem.buffers.size(), takes_over, post_order);
       const auto t0 = std::chrono::steady_clock::now();
       if (auto ok = validate_problem(h.problem); !ok) {
         return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
       }
-      placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), own);
+      placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), keys);
       h.lower_bound = temp_lower_bound(h.problem);
       if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
         h.solution = std::move(xla);  // the baseline, or already optimal
