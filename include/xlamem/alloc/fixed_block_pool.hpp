@@ -7,7 +7,8 @@
 ///
 /// Thread safety: `acquire`, `try_acquire`, `allocate`, `deallocate` and handle release may run
 /// concurrently when `FreeList::thread_safe`. Handles and pointers must not outlive the pool.
-/// Cost: acquire and release are O(1) (one compare-exchange each with `lock_free_policy`); the
+/// Cost: acquire and release are O(1) (one compare-exchange each with `lock_free_policy`, on
+/// the caller's CPU stripe; an acquire that must steal visits the other stripes); the
 /// raw `deallocate` additionally maps the pointer to its block (a division; O(chunks) with
 /// `grow_policy`).
 ///
@@ -326,8 +327,8 @@ class fixed_block_pool
   }
 
   /// Fills every handle in `out` (empty ones expected), taking what is free in one step of
-  /// the free list (one compare-exchange with `lock_free_policy`, one lock with
-  /// `mutex_fifo_policy`) and the rest per the exhaustion policy. All or nothing: on an error
+  /// the free list (one compare-exchange per stripe visited with `lock_free_policy`, usually
+  /// one; one lock with `mutex_fifo_policy`) and the rest per the exhaustion policy. All or nothing: on an error
   /// the handles filled so far are released again.
   [[nodiscard]] result<void> try_acquire_many(std::span<handle> out) noexcept {
     std::uint32_t indices[64];
