@@ -328,8 +328,8 @@ class fixed_block_pool
 
   /// Fills every handle in `out` (empty ones expected), taking what is free in one step of
   /// the free list (one compare-exchange per stripe visited with `lock_free_policy`, usually
-  /// one; one lock with `mutex_fifo_policy`) and the rest per the exhaustion policy. All or nothing: on an error
-  /// the handles filled so far are released again.
+  /// one; one lock with `mutex_fifo_policy`) and the rest per the exhaustion policy. All or
+  /// nothing: on an error the handles filled so far are released again.
   [[nodiscard]] result<void> try_acquire_many(std::span<handle> out) noexcept {
     std::uint32_t indices[64];
     std::size_t filled = 0;
