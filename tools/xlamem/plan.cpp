@@ -144,7 +144,8 @@ nlohmann::json to_json(const hlo::module& m, const assignment& a, const plan_opt
   j["live_ranges"] = std::move(ranges);
   json heaps = json::array();
   for (const auto& h : a.heaps()) {
-    heaps.push_back({{"color", h.color}, {"allocation", h.allocation}, {"size", h.size}, {"lower_bound", h.lower_bound},
+    heaps.push_back({{"color", h.color}, {"allocation", h.allocation}, {"size", h.size},
+                     {"allocation_size", a.allocations()[h.allocation].size()}, {"lower_bound", h.lower_bound},
                      {"buffers", h.problem.buffers.size()}, {"solver", h.solver}, {"seconds", h.seconds}});
   }
   j["temp_heaps"] = std::move(heaps);
@@ -166,10 +167,15 @@ std::string to_text(const hlo::module& m, const assignment& a, const plan_option
   s += fmt::format("peak_memory_in_bytes={} total_allocation_bytes={} (argument + output - alias + temp = {})\n",
                    st.peak_memory_in_bytes, st.total_allocation_bytes, st.device_footprint());
   for (const auto& h : a.heaps()) {
-    s += fmt::format("temporary heap, memory space {}: {} bytes, lower bound {} ({:.4f}x), {} buffers, {}\n", h.color,
+    s += fmt::format("temporary heap, memory space {}: {} bytes, lower bound {} ({:.4f}x), {} buffers, {}", h.color,
                      h.size, h.lower_bound,
                      h.lower_bound > 0 ? static_cast<double>(h.size) / static_cast<double>(h.lower_bound) : 1.0,
                      h.problem.buffers.size(), h.solver);
+    // With --solver xla, tuple pointer tables sit beside the heap in its allocation, as XLA
+    // lays them out.
+    const auto whole = a.allocations()[h.allocation].size();
+    if (whole != h.size) s += fmt::format("; with the tuple tables XLA keeps apart, {} bytes", whole);
+    s += "\n";
   }
   s += "\n" + a.to_string(m);
   s += fmt::format("\nBuffers live at the peak (time {}, {} bytes):\n", a.peak_time(), st.peak_memory_in_bytes);
