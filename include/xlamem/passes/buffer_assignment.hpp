@@ -428,25 +428,27 @@ class buffer_assignment {
     };
     visit(visit, la_.entry());
     std::vector<std::int64_t> pos(ni, -1);
+    std::vector<char> on_stack(ni, 0);  // a cycle cannot occur in a valid graph; never loop on one
     std::int64_t next = 0;
     std::vector<std::pair<std::size_t, std::size_t>> stack;  // (instruction, next operand)
     for (auto it = comp_post.rbegin(); it != comp_post.rend(); ++it) {
       for (const auto root : members[*it]) {
         if (used[root] != 0 || pos[root] >= 0) continue;
-        std::vector<char> on_stack;  // cycles cannot occur in a valid graph; guard anyway
         stack.assign(1, {root, 0});
+        on_stack[root] = 1;
         while (!stack.empty()) {
           auto& [n, k] = stack.back();
           const auto& ops = df.operands(n);
           if (k < ops.size()) {
             const auto o = ops[k++];
-            if (pos[o] < 0 && df.parent_number(o) == df.parent_number(n) &&
-                std::find_if(stack.begin(), stack.end(), [&](const auto& e) { return e.first == o; }) == stack.end()) {
+            if (pos[o] < 0 && on_stack[o] == 0 && df.parent_number(o) == df.parent_number(n)) {
+              on_stack[o] = 1;
               stack.emplace_back(o, 0);
             }
             continue;
           }
-          if (pos[n] < 0) pos[n] = next++;
+          pos[n] = next++;
+          on_stack[n] = 0;
           stack.pop_back();
         }
       }
@@ -487,20 +489,18 @@ class buffer_assignment {
       ends[static_cast<std::size_t>(vals[i].r.end)].push_back(i);
     }
     std::vector<std::int64_t> t_start(vals.size(), -1), t_end(vals.size(), -1);
-    auto index_of = [&](value_id v) {
-      for (std::size_t i = 0; i < vals.size(); ++i) {
-        if (vals[i].v == v) return i;
-      }
-      return vals.size();
-    };
+    // Per position in `vals`: the position of the operand value it takes over, if any.
+    const std::size_t nv = la_.dataflow().values().size();
+    std::vector<std::size_t> pos_of(nv, none), takes(vals.size(), none);
+    for (std::size_t i = 0; i < vals.size(); ++i) pos_of[vals[i].v] = i;
+    for (const auto& [v, w] : takes_over) {
+      if (pos_of[v] != none) takes[pos_of[v]] = pos_of[w];
+    }
     std::int64_t clock = 0;
     for (std::size_t t = 0; t <= static_cast<std::size_t>(last); ++t) {
       for (const auto i : starts[t]) {
-        for (const auto& [v, w] : takes_over) {
-          if (v != vals[i].v) continue;
-          const auto j = index_of(w);
-          if (j < vals.size() && t_end[j] < 0) t_end[j] = clock++;
-        }
+        const auto j = takes[i];
+        if (j != none && t_end[j] < 0) t_end[j] = clock++;  // XLA frees the operand just before
         t_start[i] = clock++;
       }
       for (const auto i : ends[t]) {
