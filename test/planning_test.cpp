@@ -124,6 +124,14 @@ std::set<std::string> buffer_live_ranges(const std::string& text) {
   return out;
 }
 
+// `name{i,j}` (just `name` for the index {}), as XLA's dumps print a value.
+template <class Index>
+std::string indexed_name(std::string name, const Index& index) {
+  for (std::size_t k = 0; k < index.size(); ++k) name += (k == 0 ? "{" : ",") + std::to_string(index[k]);
+  if (!index.empty()) name += "}";
+  return name;
+}
+
 // Non-temporary allocations as comparable text: size, kind and the sorted value names.
 std::multiset<std::string> non_temp_allocations(const xlamem::buffer_assignment_dump& d) {
   std::multiset<std::string> out;
@@ -131,9 +139,7 @@ std::multiset<std::string> non_temp_allocations(const xlamem::buffer_assignment_
     if (a.is_preallocated_temp) continue;
     std::set<std::string> names;
     for (const auto& v : a.values) {
-      std::string n = v.instruction;
-      for (std::size_t k = 0; k < v.shape_index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(v.shape_index[k]);
-      if (!v.shape_index.empty()) n += "}";
+      const std::string n = indexed_name(v.instruction, v.shape_index);
       names.insert(n);
     }
     std::string line = std::to_string(a.size) + (a.is_entry_parameter() ? " parameter" : "") +
@@ -154,9 +160,7 @@ std::multiset<std::string> non_temp_allocations(const module& m, const buffer_as
     std::set<std::string> names;
     for (const auto& v : a.values) {
       const auto& d = df.get(v.value).defining;
-      std::string n = m[d.instruction].name;
-      for (std::size_t k = 0; k < d.index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(d.index[k]);
-      if (!d.index.empty()) n += "}";
+      const std::string n = indexed_name(m[d.instruction].name, d.index);
       names.insert(n);
     }
     std::string line = std::to_string(a.size()) + (f.is_entry_parameter ? " parameter" : "") +
@@ -174,9 +178,7 @@ std::set<std::string> temp_values(const xlamem::buffer_assignment_dump& d) {
   for (const auto& a : d.allocations) {
     if (!a.is_preallocated_temp) continue;
     for (const auto& v : a.values) {
-      std::string n = v.instruction;
-      for (std::size_t k = 0; k < v.shape_index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(v.shape_index[k]);
-      if (!v.shape_index.empty()) n += "}";
+      const std::string n = indexed_name(v.instruction, v.shape_index);
       out.insert(n + " " + std::to_string(v.size) + "@" + std::to_string(v.offset));
     }
   }
@@ -190,9 +192,7 @@ std::set<std::string> temp_values(const module& m, const buffer_assignment<modul
     if (!a.flags().is_preallocated_temp()) continue;
     for (const auto& v : a.values) {
       const auto& d = df.get(v.value).defining;
-      std::string n = m[d.instruction].name;
-      for (std::size_t k = 0; k < d.index.size(); ++k) n += (k == 0 ? "{" : ",") + std::to_string(d.index[k]);
-      if (!d.index.empty()) n += "}";
+      const std::string n = indexed_name(m[d.instruction].name, d.index);
       out.insert(n + " " + std::to_string(v.size) + "@" + std::to_string(v.offset));
     }
   }
