@@ -659,6 +659,92 @@ ENTRY e {
     CHECK(a->callers(body)[0].binding == call_binding::while_body);
   }
 
+  TEST_CASE("SSA form: phis where a loop changes a value, none for invariants, nested loops end") {
+    // The outer loop carries a counter (changed), a vector (changed by an inner loop that
+    // negates it) and a constant vector nobody writes (invariant).
+    const auto m = parse_ok(R"(HloModule m
+icond {
+  icp = (s32[], f32[4]{0}) parameter(0)
+  ici = s32[] get-tuple-element(icp), index=0
+  ilim = s32[] constant(3)
+  ROOT ilt = pred[] compare(ici, ilim), direction=LT
+}
+ibody {
+  ibp = (s32[], f32[4]{0}) parameter(0)
+  ii = s32[] get-tuple-element(ibp), index=0
+  iv = f32[4]{0} get-tuple-element(ibp), index=1
+  ione = s32[] constant(1)
+  ii2 = s32[] add(ii, ione)
+  iv2 = f32[4]{0} negate(iv)
+  ROOT ibt = (s32[], f32[4]{0}) tuple(ii2, iv2)
+}
+cond {
+  cp = (s32[], f32[4]{0}, f32[4]{0}) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  lim = s32[] constant(10)
+  ROOT lt = pred[] compare(ci, lim), direction=LT
+}
+body {
+  bp = (s32[], f32[4]{0}, f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  v = f32[4]{0} get-tuple-element(bp), index=1
+  k = f32[4]{0} get-tuple-element(bp), index=2
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  izero = s32[] constant(0)
+  iinit = (s32[], f32[4]{0}) tuple(izero, v)
+  inner = (s32[], f32[4]{0}) while(iinit), condition=icond, body=ibody
+  v2 = f32[4]{0} get-tuple-element(inner), index=1
+  ROOT bt = (s32[], f32[4]{0}, f32[4]{0}) tuple(i2, v2, k)
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  q = f32[4]{0} parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]{0}, f32[4]{0}) tuple(zero, p, q)
+  ROOT w = (s32[], f32[4]{0}, f32[4]{0}) while(init), condition=cond, body=body
+})");
+    dataflow_options ssa;
+    ssa.ssa_form = true;
+    auto a = analysis::run(m, ssa);
+    REQUIRE(a.has_value());
+    const auto W = find(m, "e", "w"), BP = find(m, "body", "bp"), CP = find(m, "cond", "cp");
+    const auto IBP = find(m, "ibody", "ibp"), INNER = find(m, "body", "inner");
+    const auto vq = *a->value_defined_at(find(m, "e", "q"), {});
+    // The invariant {2} is q itself everywhere: no phi.
+    for (const auto n : {W, BP, CP}) CHECK(a->value_set(n, {2}) == std::vector<analysis::value_id>{vq});
+    // The counter and the vector are phis at the while, the body and condition parameters.
+    for (const auto n : {W, BP, CP}) {
+      for (const std::int64_t k : {0, 1}) {
+        const auto v = a->value_defined_at(n, {k});
+        REQUIRE(v.has_value());
+        CHECK(a->get(*v).is_phi);
+        CHECK(a->value_set(n, {k}) == std::vector<analysis::value_id>{*v});
+      }
+    }
+    // The body parameter's vector phi flows from p (the init) and from the inner loop's result.
+    const auto& bp1 = a->get(*a->value_defined_at(BP, {1}));
+    const auto inner1 = a->value_defined_at(INNER, {1});
+    REQUIRE(inner1.has_value());
+    CHECK(a->get(*inner1).is_phi);
+    std::vector<analysis::value_id> expect{*a->value_defined_at(find(m, "e", "p"), {}), *inner1};
+    std::sort(expect.begin(), expect.end());
+    CHECK(bp1.phi_inputs == expect);
+    // The inner loop's parameter phi takes the outer body's vector (the outer phi) and its own
+    // root's negate.
+    const auto& ibp1 = a->get(*a->value_defined_at(IBP, {1}));
+    CHECK(std::find(ibp1.phi_inputs.begin(), ibp1.phi_inputs.end(), *a->value_defined_at(BP, {1})) !=
+          ibp1.phi_inputs.end());
+    // Without SSA form the same positions hold value sets, and no phis exist.
+    auto plain = analysis::run(m);
+    REQUIRE(plain.has_value());
+    for (const auto& v : plain->values()) CHECK_FALSE(v.is_phi);
+    std::vector<analysis::value_id> both{*plain->value_defined_at(find(m, "e", "p"), {}),
+                                         *plain->value_defined_at(find(m, "ibody", "iv2"), {})};
+    std::sort(both.begin(), both.end());
+    CHECK(plain->value_set(W, {1}) == both);  // the init and the inner negate, side by side
+  }
+
   TEST_CASE("call and conditional bind parameters to operands and outputs to roots") {
     const auto m = parse_ok(R"(HloModule m
 callee {
