@@ -165,6 +165,22 @@ class hlo_parser {
   bool at_end() const noexcept { return p_ >= s_.size(); }
   char peek() const noexcept { return p_ < s_.size() ? s_[p_] : '\0'; }
 
+  enum class list_step { more, closed, error };
+  /// After an item of a comma-separated list: ',' (consumed) means another item follows,
+  /// `close` (consumed) ends the list, anything else fails naming the list (`what`).
+  list_step list_next(char close, std::string_view what) {
+    if (peek() == ',') {
+      ++p_;
+      return list_step::more;
+    }
+    if (peek() == close) {
+      ++p_;
+      return list_step::closed;
+    }
+    fail(p_, "expected ',' or '" + std::string(1, close) + "' in " + std::string(what) + ", found " + found(p_));
+    return list_step::error;
+  }
+
   bool expect(char c, const char* context) {
     if (!ws()) return false;
     if (peek() != c) {
@@ -285,15 +301,9 @@ class hlo_parser {
       for (;;) {
         out.elements.emplace_back();
         if (!parse_shape(out.elements.back(), depth + 1) || !ws()) return false;
-        if (peek() == ',') {
-          ++p_;
-          continue;
-        }
-        if (peek() == ')') {
-          ++p_;
-          return true;
-        }
-        return fail(p_, "expected ',' or ')' in tuple shape, found " + found(p_));
+        const auto more = list_next(')', "tuple shape");
+        if (more == list_step::more) continue;
+        return more == list_step::closed;
       }
     }
     std::size_t q = p_;
@@ -330,15 +340,10 @@ class hlo_parser {
         if (dyn) out.dynamic[out.dims.size()] = true;
         out.dims.push_back(d);
         if (!ws()) return false;
-        if (peek() == ',') {
-          ++p_;
-          continue;
-        }
-        if (peek() == ']') {
-          ++p_;
-          break;
-        }
-        return fail(p_, "expected ',' or ']' in dimensions, found " + found(p_));
+        const auto more = list_next(']', "dimensions");
+        if (more == list_step::more) continue;
+        if (more == list_step::error) return false;
+        break;
       }
     }
     if (!out.dynamic.empty()) out.dynamic.resize(out.dims.size(), false);
@@ -409,15 +414,10 @@ class hlo_parser {
                 tile.push_back(d);
               }
               if (!ws()) return false;
-              if (peek() == ',') {
-                ++p_;
-                continue;
-              }
-              if (peek() == ')') {
-                ++p_;
-                break;
-              }
-              return fail(p_, "expected ',' or ')' in tile, found " + found(p_));
+              const auto more = list_next(')', "tile");
+              if (more == list_step::more) continue;
+              if (more == list_step::error) return false;
+              break;
             }
             l.tiles.push_back(std::move(tile));
           }
@@ -446,15 +446,10 @@ class hlo_parser {
             std::int64_t i;
             if (!integer(i, "as split index") || !ws()) return false;
             sc.indices.push_back(i);
-            if (peek() == ',') {
-              ++p_;
-              continue;
-            }
-            if (peek() == ')') {
-              ++p_;
-              break;
-            }
-            return fail(p_, "expected ',' or ')' in SC(...), found " + found(p_));
+            const auto more = list_next(')', "SC(...)");
+            if (more == list_step::more) continue;
+            if (more == list_step::error) return false;
+            break;
           }
           l.split_configs.push_back(std::move(sc));
         } else if (c == 'S') {
@@ -500,15 +495,9 @@ class hlo_parser {
       std::int64_t v;
       if (!integer(v, "in a shape index") || !ws()) return false;
       out.push_back(v);
-      if (peek() == ',') {
-        ++p_;
-        continue;
-      }
-      if (peek() == '}') {
-        ++p_;
-        return true;
-      }
-      return fail(p_, "expected ',' or '}' in shape index, found " + found(p_));
+      const auto more = list_next('}', "shape index");
+      if (more == list_step::more) continue;
+      return more == list_step::closed;
     }
   }
 
@@ -573,12 +562,9 @@ class hlo_parser {
       }
       if (!expect(')', "to close an alias entry") || !ws()) return false;
       m_.input_output_alias.push_back(std::move(e));
-      if (peek() == ',') {
-        ++p_;
-        continue;
-      }
-      if (peek() == '}') return ++p_, true;
-      return fail(p_, "expected ',' or '}' in input_output_alias, found " + found(p_));
+      const auto more = list_next('}', "input_output_alias");
+      if (more == list_step::more) continue;
+      return more == list_step::closed;
     }
   }
 
@@ -593,12 +579,9 @@ class hlo_parser {
         return false;
       }
       m_.buffer_donors.push_back(std::move(e));
-      if (peek() == ',') {
-        ++p_;
-        continue;
-      }
-      if (peek() == '}') return ++p_, true;
-      return fail(p_, "expected ',' or '}' in buffer_donor, found " + found(p_));
+      const auto more = list_next('}', "buffer_donor");
+      if (more == list_step::more) continue;
+      return more == list_step::closed;
     }
   }
 
@@ -846,15 +829,10 @@ class hlo_parser {
           if (on.empty()) return fail(opp, "expected an operand name, found " + found(opp));
           ops.push_back({on, opp});
           if (!ws()) return false;
-          if (peek() == ',') {
-            ++p_;
-            continue;
-          }
-          if (peek() == ')') {
-            ++p_;
-            break;
-          }
-          return fail(p_, "expected ',' or ')' in the operand list, found " + found(p_));
+          const auto more = list_next(')', "the operand list");
+          if (more == list_step::more) continue;
+          if (more == list_step::error) return false;
+          break;
         }
       }
     }
@@ -898,15 +876,10 @@ class hlo_parser {
             if (cn.empty()) return fail(cp, "expected a computation name in " + std::string(key) + ", found " + found(cp));
             pending_calls_.push_back({id, cn, cp, role, k++});
             if (!ws()) return false;
-            if (peek() == ',') {
-              ++p_;
-              continue;
-            }
-            if (peek() == '}') {
-              ++p_;
-              break;
-            }
-            return fail(p_, "expected ',' or '}' in " + std::string(key) + ", found " + found(p_));
+            const auto more = list_next('}', key);
+            if (more == list_step::more) continue;
+            if (more == list_step::error) return false;
+            break;
           }
         }
       } else if (key == "index" && *op == opcodes::get_tuple_element) {
