@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -269,35 +270,12 @@ class ba_line_cursor {
 
   /// A non-negative decimal integer that fits in 64 bits.
   [[nodiscard]] result<std::uint64_t> unsigned_integer(std::string_view what) {
-    std::uint64_t v = 0;
-    const char* b = text_.data() + pos_;
-    const char* e = text_.data() + text_.size();
-    if (b == e || *b < '0' || *b > '9') {
-      return fail(std::string("expected ") + std::string(what) + ", found " + describe_here());
-    }
-    auto [p, ec] = std::from_chars(b, e, v);
-    if (ec == std::errc::result_out_of_range) {
-      return fail(std::string(what) + " does not fit in 64 bits");
-    }
-    pos_ += static_cast<std::size_t>(p - b);
-    return v;
+    return integer<std::uint64_t>(what);
   }
 
   /// A decimal integer with an optional '-' that fits in int64.
   [[nodiscard]] result<std::int64_t> signed_integer(std::string_view what) {
-    std::int64_t v = 0;
-    const char* b = text_.data() + pos_;
-    const char* e = text_.data() + text_.size();
-    const bool digit = b != e && ((*b >= '0' && *b <= '9') ||
-                                  (*b == '-' && b + 1 != e && b[1] >= '0' && b[1] <= '9'));
-    if (!digit)
-      return fail(std::string("expected ") + std::string(what) + ", found " + describe_here());
-    auto [p, ec] = std::from_chars(b, e, v);
-    if (ec == std::errc::result_out_of_range) {
-      return fail(std::string(what) + " does not fit in 64 bits");
-    }
-    pos_ += static_cast<std::size_t>(p - b);
-    return v;
+    return integer<std::int64_t>(what);
   }
 
   /// An HLO name: letters, digits, '_', '.', '-' (XLA's instruction and computation names).
@@ -333,6 +311,21 @@ class ba_line_cursor {
   }
 
  private:
+  // A decimal integer of type T (a leading '-' only when T is signed), or an error naming `what`.
+  template <class T>
+  [[nodiscard]] result<T> integer(std::string_view what) {
+    T v = 0;
+    const char* b = text_.data() + pos_;
+    const char* e = text_.data() + text_.size();
+    const auto is_digit = [](char c) { return c >= '0' && c <= '9'; };
+    const bool digit = b != e && (is_digit(*b) || (std::is_signed_v<T> && *b == '-' && b + 1 != e && is_digit(b[1])));
+    if (!digit) return fail(std::string("expected ") + std::string(what) + ", found " + describe_here());
+    auto [p, ec] = std::from_chars(b, e, v);
+    if (ec == std::errc::result_out_of_range) return fail(std::string(what) + " does not fit in 64 bits");
+    pos_ += static_cast<std::size_t>(p - b);
+    return v;
+  }
+
   std::string_view file_;
   std::size_t line_;
   std::string_view text_;

@@ -68,53 +68,49 @@ struct compiled_memory_stats {
            temp_size_in_bytes;
   }
 
+  /// Calls `f(name, value)` for the ten fields of XLA's `DebugString()`, in XLA's order, and
+  /// then (with `all`) for `peak_memory_in_bytes` and `total_allocation_bytes`.
+  template <class F>
+  void for_each_field(F&& f, bool all) const {
+    f("generated_code_size_in_bytes", generated_code_size_in_bytes);
+    f("argument_size_in_bytes", argument_size_in_bytes);
+    f("output_size_in_bytes", output_size_in_bytes);
+    f("alias_size_in_bytes", alias_size_in_bytes);
+    f("temp_size_in_bytes", temp_size_in_bytes);
+    f("host_generated_code_size_in_bytes", host_generated_code_size_in_bytes);
+    f("host_argument_size_in_bytes", host_argument_size_in_bytes);
+    f("host_output_size_in_bytes", host_output_size_in_bytes);
+    f("host_alias_size_in_bytes", host_alias_size_in_bytes);
+    f("host_temp_size_in_bytes", host_temp_size_in_bytes);
+    if (all) {
+      f("peak_memory_in_bytes", peak_memory_in_bytes);
+      f("total_allocation_bytes", total_allocation_bytes);
+    }
+  }
+
   /// XLA's `DebugString()`: `CompiledMemoryStats(generated_code_size_in_bytes=N, ...)`, the ten
   /// device and host fields in XLA's order.
   [[nodiscard]] std::string to_string() const {
     std::string s = "CompiledMemoryStats(";
-    auto field = [&](const char* name, std::int64_t v, bool last = false) {
-      s += name;
-      s += '=';
-      s += std::to_string(v);
-      s += last ? ")" : ", ";
+    const char* sep = "";
+    auto field = [&](const char* name, std::int64_t v) {
+      s += sep + std::string(name) + '=' + std::to_string(v);
+      sep = ", ";
     };
-    field("generated_code_size_in_bytes", generated_code_size_in_bytes);
-    field("argument_size_in_bytes", argument_size_in_bytes);
-    field("output_size_in_bytes", output_size_in_bytes);
-    field("alias_size_in_bytes", alias_size_in_bytes);
-    field("temp_size_in_bytes", temp_size_in_bytes);
-    field("host_generated_code_size_in_bytes", host_generated_code_size_in_bytes);
-    field("host_argument_size_in_bytes", host_argument_size_in_bytes);
-    field("host_output_size_in_bytes", host_output_size_in_bytes);
-    field("host_alias_size_in_bytes", host_alias_size_in_bytes);
-    field("host_temp_size_in_bytes", host_temp_size_in_bytes, true);
-    return s;
+    for_each_field(field, false);
+    return s + ")";
   }
 
   /// A JSON object with every field (the names of JAX's `memory_analysis()` attributes).
   [[nodiscard]] std::string to_json() const {
     std::string s = "{";
-    auto field = [&](const char* name, std::int64_t v, bool last = false) {
-      s += '"';
-      s += name;
-      s += "\": ";
-      s += std::to_string(v);
-      if (!last) s += ", ";
+    const char* sep = "";
+    auto field = [&](const char* name, std::int64_t v) {
+      s += sep + ('"' + std::string(name)) + "\": " + std::to_string(v);
+      sep = ", ";
     };
-    field("generated_code_size_in_bytes", generated_code_size_in_bytes);
-    field("argument_size_in_bytes", argument_size_in_bytes);
-    field("output_size_in_bytes", output_size_in_bytes);
-    field("alias_size_in_bytes", alias_size_in_bytes);
-    field("temp_size_in_bytes", temp_size_in_bytes);
-    field("host_generated_code_size_in_bytes", host_generated_code_size_in_bytes);
-    field("host_argument_size_in_bytes", host_argument_size_in_bytes);
-    field("host_output_size_in_bytes", host_output_size_in_bytes);
-    field("host_alias_size_in_bytes", host_alias_size_in_bytes);
-    field("host_temp_size_in_bytes", host_temp_size_in_bytes);
-    field("peak_memory_in_bytes", peak_memory_in_bytes);
-    field("total_allocation_bytes", total_allocation_bytes, true);
-    s += '}';
-    return s;
+    for_each_field(field, true);
+    return s + "}";
   }
 };
 
