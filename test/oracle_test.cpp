@@ -28,32 +28,10 @@ using xlamem::parse_buffer_assignment_dump;
 
 fs::path corpus_dir() { return xlamem::test::oracle_data_dir(); }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using xlamem::test::read_text;
 
-// memory_analysis.json is a flat object of integers: {"argument_size_in_bytes": 16, ...}.
 std::map<std::string, std::uint64_t> read_flat_json(const fs::path& p) {
-  std::map<std::string, std::uint64_t> out;
-  const std::string t = read_text(p);
-  std::size_t i = 0;
-  while ((i = t.find('"', i)) != std::string::npos) {
-    const std::size_t e = t.find('"', i + 1);
-    if (e == std::string::npos) break;
-    const std::string key = t.substr(i + 1, e - i - 1);
-    std::size_t j = t.find(':', e);
-    if (j == std::string::npos) break;
-    ++j;
-    while (j < t.size() && t[j] == ' ') ++j;
-    std::size_t k = j;
-    while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
-    if (k > j) out[key] = std::stoull(t.substr(j, k - j));
-    i = k > j ? k : e + 1;
-  }
-  return out;
+  return xlamem::test::read_flat_json<std::uint64_t>(p);
 }
 
 struct program_files {

@@ -36,12 +36,7 @@ using xlamem::liveness_options;
 using xlamem::shape_index;
 using xlamem::hlo::module;
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string slurp(const fs::path& p) { return xlamem::test::read_text(p); }
 
 module parse(const std::string& text) {
   auto m = xlamem::hlo::parse_module(text);
@@ -199,24 +194,7 @@ std::set<std::string> temp_values(const module& m, const buffer_assignment<modul
   return out;
 }
 
-std::map<std::string, std::int64_t> read_flat_json(const fs::path& p) {
-  std::map<std::string, std::int64_t> out;
-  const std::string t = slurp(p);
-  std::size_t i = 0;
-  while ((i = t.find('"', i)) != std::string::npos) {
-    const std::size_t e = t.find('"', i + 1);
-    if (e == std::string::npos) break;
-    std::size_t j = t.find(':', e);
-    if (j == std::string::npos) break;
-    ++j;
-    while (j < t.size() && t[j] == ' ') ++j;
-    std::size_t k = j;
-    while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
-    if (k > j) out[t.substr(i + 1, e - i - 1)] = std::stoll(t.substr(j, k - j));
-    i = k > j ? k : e + 1;
-  }
-  return out;
-}
+using xlamem::test::read_flat_json;
 
 }  // namespace
 

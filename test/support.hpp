@@ -2,8 +2,12 @@
 // Helpers shared by the test translation units.
 #pragma once
 
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
 #include <string>
 
 namespace xlamem::test {
@@ -38,6 +42,36 @@ inline std::filesystem::path oracle_data_dir() {
   std::error_code ec;
   if (p.empty() || !std::filesystem::is_regular_file(p / "manifest.json", ec)) return {};
   return p;
+}
+
+/// The whole file as text (empty when it cannot be read).
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// A flat JSON object of non-negative integers, such as the corpus's memory_analysis.json:
+/// {"argument_size_in_bytes": 16, ...}. Keys whose value is not a number are skipped.
+template <class Int = std::int64_t>
+std::map<std::string, Int> read_flat_json(const std::filesystem::path& p) {
+  std::map<std::string, Int> out;
+  const std::string t = read_text(p);
+  std::size_t i = 0;
+  while ((i = t.find('"', i)) != std::string::npos) {
+    const std::size_t e = t.find('"', i + 1);
+    if (e == std::string::npos) break;
+    std::size_t j = t.find(':', e);
+    if (j == std::string::npos) break;
+    ++j;
+    while (j < t.size() && t[j] == ' ') ++j;
+    std::size_t k = j;
+    while (k < t.size() && t[k] >= '0' && t[k] <= '9') ++k;
+    if (k > j) out[t.substr(i + 1, e - i - 1)] = static_cast<Int>(std::stoull(t.substr(j, k - j)));
+    i = k > j ? k : e + 1;
+  }
+  return out;
 }
 
 }  // namespace xlamem::test
