@@ -32,14 +32,8 @@ struct pack_options {
 };
 
 std::string human_bytes(std::int64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
-  }
-  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.2f} {} ({} B)", v, units[u], b);
+  const auto q = xlamem::detail::in_binary_units(b);
+  return b < 1024 ? fmt::format("{} B", b) : fmt::format("{:.2f} {} ({} B)", q.value, q.unit, b);
 }
 
 int fail_input(const std::string& message) {

@@ -56,17 +56,27 @@ inline std::string svg_escape(const std::string& s) {
   return out;
 }
 
-/// "12.5 MiB" style byte counts for axis labels.
-inline std::string svg_bytes(std::int64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+/// A byte count in binary units: the value and its unit ("B", "KiB", ... "PiB").
+struct binary_quantity {
+  double value;
+  const char* unit;
+};
+inline binary_quantity in_binary_units(std::int64_t b) noexcept {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = static_cast<double>(b);
   int u = 0;
   while (v >= 1024.0 && u < 5) {
     v /= 1024.0;
     ++u;
   }
+  return {v, units[u]};
+}
+
+/// "12.5 MiB" style byte counts for axis labels.
+inline std::string svg_bytes(std::int64_t b) {
+  const auto q = in_binary_units(b);
   char buf[48];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.3g %s", v, units[u]);
+  std::snprintf(buf, sizeof buf, b < 1024 ? "%.0f %s" : "%.3g %s", q.value, q.unit);
   return buf;
 }
 
