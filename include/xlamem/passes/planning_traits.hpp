@@ -25,12 +25,12 @@
 /// Every function is O(1) or O(size of what it returns) for the HLO IR.
 #pragma once
 
-#include <algorithm>
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "xlamem/graph/graph_traits.hpp"
@@ -197,11 +197,10 @@ inline bool fusion_is_elementwise_on(const hlo::module& m, hlo::instruction_id f
   }
   if (k == f.operands.size() || fused == nullptr || k >= fused->parameters.size()) return false;
   std::vector<hlo::instruction_id> stack{fused->parameters[k]};
-  std::vector<hlo::instruction_id> visited;
+  std::unordered_set<hlo::instruction_id> visited{fused->parameters[k]};
   while (!stack.empty()) {
     const hlo::instruction_id current = stack.back();
     stack.pop_back();
-    visited.push_back(current);
     for (const hlo::instruction_id w : m[current].users) {
       const hlo::instruction& user = m[w];
       for (std::size_t j = 0; j < user.operands.size(); ++j) {
@@ -210,7 +209,7 @@ inline bool fusion_is_elementwise_on(const hlo::module& m, hlo::instruction_id f
           return false;
         }
       }
-      if (std::find(visited.begin(), visited.end(), w) == visited.end()) stack.push_back(w);
+      if (visited.insert(w).second) stack.push_back(w);
     }
   }
   return true;
