@@ -24,6 +24,7 @@
 #include "xlamem/alloc/host_memory_allocator.hpp"
 #include "xlamem/alloc/limiting_adaptor.hpp"
 #include "xlamem/alloc/mapped_memory.hpp"
+#include "xlamem/alloc/owner_bias.hpp"
 #include "xlamem/alloc/properties.hpp"
 #include "xlamem/alloc/resource.hpp"
 #include "xlamem/alloc/statistics_adaptor.hpp"
@@ -709,63 +710,71 @@ TEST_SUITE("alloc/free_list") {
     CHECK(lock_free_policy(2).stripe_count() <= 2);
   }
 
-  TEST_CASE("lock_free_policy with one stripe is an exact LIFO") {
-    lock_free_policy list(8, 1);
-    list.push_range(0, 8);
-    for (std::uint32_t i = 0; i < 3; ++i) CHECK(list.pop() == i);  // range order
-    list.push(1);
-    list.push(0);
-    CHECK(list.pop() == 0);
-    CHECK(list.pop() == 1);
-    const std::uint32_t two[] = {1, 0};
-    list.push_many(two, 2);
-    std::uint32_t out[3];
-    REQUIRE(list.pop_many(out, 3) == 3);
-    CHECK(out[0] == 1);
-    CHECK(out[1] == 0);
-    CHECK(out[2] == 3);
-    CHECK(drain(list, 8).size() == 4);  // 4 .. 7
+  TEST_CASE("lock_free_policy with one stripe is an exact LIFO, owned or shared") {
+    for (bool shared : {false, true}) {
+      CAPTURE(shared);
+      lock_free_policy list(8, 1);
+      if (shared) list.revoke_owner_bias();
+      list.push_range(0, 8);
+      for (std::uint32_t i = 0; i < 3; ++i) CHECK(list.pop() == i);  // range order
+      list.push(1);
+      list.push(0);
+      CHECK(list.pop() == 0);
+      CHECK(list.pop() == 1);
+      const std::uint32_t two[] = {1, 0};
+      list.push_many(two, 2);
+      std::uint32_t out[3];
+      REQUIRE(list.pop_many(out, 3) == 3);
+      CHECK(out[0] == 1);
+      CHECK(out[1] == 0);
+      CHECK(out[2] == 3);
+      CHECK(drain(list, 8).size() == 4);  // 4 .. 7
+    }
   }
 
   TEST_CASE("lock_free_policy returns every index exactly once over any stripe count") {
-    for (std::uint32_t stripes : {1u, 2u, 4u, 8u, 64u}) {
-      for (std::uint32_t n : {1u, 7u, 16u, 100u, 1000u}) {
-        CAPTURE(stripes);
-        CAPTURE(n);
-        lock_free_policy list(n, stripes);
-        CHECK(list.pop() == free_list_npos);  // empty at first
-        // Two ranges, as a pool that grew: the first index of the second is handed out
-        // directly, never pushed.
-        const std::uint32_t half = n / 2;
-        list.push_range(0, half);
-        list.push_range(half + 1, n - half - 1);  // may be empty
-        auto got = drain(list, n);
-        CHECK(got.size() == n - 1);
-        // Back one by one, then all out again.
-        for (std::uint32_t i : got) list.push(i);
-        list.push(half);  // the directly handed-out one
-        CHECK(drain(list, n).size() == n);
-        // Back in batches of up to 5, out through pop_many (7 at a time) until it finds none.
-        std::vector<std::uint32_t> all(n);
-        for (std::uint32_t i = 0; i < n; ++i) all[i] = n - 1 - i;
-        for (std::uint32_t i = 0; i < n; i += 5)
-          list.push_many(all.data() + i, std::min<std::uint32_t>(5, n - i));
-        std::vector<std::uint32_t> out(n + 3);
-        std::vector<char> seen(n, 0);
-        std::uint32_t total = 0;
-        for (;;) {
-          const std::uint32_t k = list.pop_many(out.data() + total, 7);
-          for (std::uint32_t j = total; j < total + k; ++j) {
-            REQUIRE(out[j] < n);
-            CHECK(seen[out[j]] == 0);
-            seen[out[j]] = 1;
+    for (bool shared : {false, true}) {
+      for (std::uint32_t stripes : {1u, 2u, 4u, 8u, 64u}) {
+        for (std::uint32_t n : {1u, 7u, 16u, 100u, 1000u}) {
+          CAPTURE(shared);
+          CAPTURE(stripes);
+          CAPTURE(n);
+          lock_free_policy list(n, stripes);
+          if (shared) list.revoke_owner_bias();
+          CHECK(list.pop() == free_list_npos);  // empty at first
+          // Two ranges, as a pool that grew: the first index of the second is handed out
+          // directly, never pushed.
+          const std::uint32_t half = n / 2;
+          list.push_range(0, half);
+          list.push_range(half + 1, n - half - 1);  // may be empty
+          auto got = drain(list, n);
+          CHECK(got.size() == n - 1);
+          // Back one by one, then all out again.
+          for (std::uint32_t i : got) list.push(i);
+          list.push(half);  // the directly handed-out one
+          CHECK(drain(list, n).size() == n);
+          // Back in batches of up to 5, out through pop_many (7 at a time) until it finds none.
+          std::vector<std::uint32_t> all(n);
+          for (std::uint32_t i = 0; i < n; ++i) all[i] = n - 1 - i;
+          for (std::uint32_t i = 0; i < n; i += 5)
+            list.push_many(all.data() + i, std::min<std::uint32_t>(5, n - i));
+          std::vector<std::uint32_t> out(n + 3);
+          std::vector<char> seen(n, 0);
+          std::uint32_t total = 0;
+          for (;;) {
+            const std::uint32_t k = list.pop_many(out.data() + total, 7);
+            for (std::uint32_t j = total; j < total + k; ++j) {
+              REQUIRE(out[j] < n);
+              CHECK(seen[out[j]] == 0);
+              seen[out[j]] = 1;
+            }
+            total += k;
+            REQUIRE(total <= n);
+            if (k == 0) break;
           }
-          total += k;
-          REQUIRE(total <= n);
-          if (k == 0) break;
+          CHECK(total == n);
+          CHECK(list.pop() == free_list_npos);
         }
-        CHECK(total == n);
-        CHECK(list.pop() == free_list_npos);
       }
     }
   }
@@ -774,18 +783,92 @@ TEST_SUITE("alloc/free_list") {
     // 128 indices over 4 stripes: runs of 32. Whatever stripe the caller's CPU picks, each
     // run comes out ascending and whole, one run after another, as long as the thread stays
     // on one CPU; with migrations the runs may interleave, so only per-run order is checked.
-    lock_free_policy list(128, 4);
-    list.push_range(0, 128);
-    auto got = drain(list, 128);
-    REQUIRE(got.size() == 128);
-    std::uint32_t last[4] = {0, 0, 0, 0};
-    bool started[4] = {false, false, false, false};
-    for (std::uint32_t i : got) {
-      const std::uint32_t run = i / 32;
-      if (started[run]) CHECK(i == last[run] + 1);
-      if (!started[run]) CHECK(i == run * 32);
-      started[run] = true;
-      last[run] = i;
+    for (bool shared : {false, true}) {
+      CAPTURE(shared);
+      lock_free_policy list(128, 4);
+      if (shared) list.revoke_owner_bias();
+      list.push_range(0, 128);
+      auto got = drain(list, 128);
+      REQUIRE(got.size() == 128);
+      std::uint32_t last[4] = {0, 0, 0, 0};
+      bool started[4] = {false, false, false, false};
+      for (std::uint32_t i : got) {
+        const std::uint32_t run = i / 32;
+        if (started[run]) CHECK(i == last[run] + 1);
+        if (!started[run]) CHECK(i == run * 32);
+        started[run] = true;
+        last[run] = i;
+      }
+    }
+  }
+
+  TEST_CASE_TEMPLATE("owner bias: the first thread owns the list, a second revokes it for good", F,
+                     lock_free_policy, mutex_fifo_policy) {
+    using state = owner_bias::state_kind;
+    const bool can_bias = owner_bias::available();
+    if (!can_bias) MESSAGE("this process cannot have membarrier: lists start shared");
+    const state owned = can_bias ? state::owned : state::shared;
+    F list(16);
+    CHECK(list.owner_bias_state() == (can_bias ? state::unowned : state::shared));
+    list.push_range(0, 16);  // never claims: it runs while a pool is built
+    CHECK(list.owner_bias_state() == (can_bias ? state::unowned : state::shared));
+    const std::uint32_t a = list.pop();  // claims
+    CHECK(list.owner_bias_state() == owned);
+    const std::uint32_t b = list.pop();
+    list.push(a);
+    CHECK(list.owner_bias_state() == owned);
+    std::uint32_t c = free_list_npos;
+    std::thread([&] {
+      c = list.pop();  // revokes
+      list.push(c);
+    }).join();
+    CHECK(list.owner_bias_state() == state::shared);
+    CHECK(c < 16);
+    CHECK(c != b);
+    list.push(b);  // the former owner now synchronises too
+    CHECK(list.owner_bias_state() == state::shared);
+    CHECK(drain(list, 16).size() == 16);
+
+    // An owner that exits: the next thread revokes and finds every index.
+    F orphan(8);
+    orphan.push_range(0, 8);
+    std::thread([&] {
+      const std::uint32_t i = orphan.pop();
+      const std::uint32_t j = orphan.pop();
+      orphan.push(j);
+      orphan.push(i);
+    }).join();
+    CHECK(orphan.owner_bias_state() == owned);
+    CHECK(drain(orphan, 8).size() == 8);
+    CHECK(orphan.owner_bias_state() == state::shared);
+
+    // Revoked up front: no thread ever owns it.
+    F up_front(4);
+    up_front.revoke_owner_bias();
+    up_front.push_range(0, 4);
+    CHECK(drain(up_front, 4).size() == 4);
+    CHECK(up_front.owner_bias_state() == state::shared);
+  }
+
+  TEST_CASE("mutex_fifo_policy is first-in first-out, owned or shared") {
+    for (bool shared : {false, true}) {
+      CAPTURE(shared);
+      mutex_fifo_policy list(8);
+      if (shared) list.revoke_owner_bias();
+      list.push_range(0, 4);
+      CHECK(list.pop() == 0);
+      list.push(7);
+      CHECK(list.pop() == 1);
+      std::uint32_t out[8];
+      REQUIRE(list.pop_many(out, 8) == 3);
+      CHECK(out[0] == 2);
+      CHECK(out[1] == 3);
+      CHECK(out[2] == 7);
+      const std::uint32_t back[] = {5, 0};
+      list.push_many(back, 2);
+      CHECK(list.pop() == 5);
+      CHECK(list.pop() == 0);
+      CHECK(list.pop() == free_list_npos);
     }
   }
 }
@@ -1207,6 +1290,54 @@ TEST_SUITE("alloc/concurrency") {
       CHECK(
           pool.try_acquire_many(std::span(all, static_cast<std::size_t>(3 * threads))).has_value());
     }
+  }
+
+  // The owner works without synchronisation until a second thread arrives at a varying point
+  // of its run; ids written into the blocks catch a block held twice across the revocation.
+  TEST_CASE_TEMPLATE("owner bias revoked while the owner works", F, lock_free_policy,
+                     mutex_fifo_policy) {
+    using pool_t = fixed_block_pool<aligned_heap_memory, F>;
+    std::uint64_t corrupt_total = 0;
+    for (std::uint64_t round = 0; round < 100; ++round) {
+      pool_t pool(aligned_heap_memory{},
+                  pool_options{.block_count = 3, .block_size = 64, .alignment = 64});
+      std::atomic<std::uint64_t> owner_ops{0};
+      std::atomic<bool> stop{false};
+      std::atomic<std::uint64_t> corrupt{0};
+      const auto work = [&](std::uint64_t who, std::uint64_t pairs, bool counts) {
+        typename pool_t::handle held[2];
+        std::uint64_t ids[2] = {0, 0};
+        std::uint64_t bad = 0;
+        for (std::uint64_t k = 0; counts ? !stop.load(std::memory_order_relaxed) : k < pairs; ++k) {
+          auto& slot = held[k & 1];
+          if (slot) {
+            if (*slot.template get<std::uint64_t>() != ids[k & 1]) ++bad;
+            slot.reset();
+          } else if (auto h = pool.try_acquire(); h.has_value()) {
+            ids[k & 1] = (who << 48) | k;
+            *h->template get<std::uint64_t>() = ids[k & 1];
+            slot = std::move(*h);
+          }
+          if (counts) owner_ops.store(k + 1, std::memory_order_relaxed);
+        }
+        corrupt.fetch_add(bad);
+      };
+      std::thread owner([&] { work(1, 0, true); });
+      std::thread joiner([&] {
+        while (owner_ops.load(std::memory_order_relaxed) < 1 + (round * 37) % 500) {
+        }
+        work(2, 2'000, false);
+        stop.store(true);
+      });
+      joiner.join();
+      owner.join();
+      corrupt_total += corrupt.load();
+      CHECK(pool.free_list().owner_bias_state() == owner_bias::state_kind::shared);
+      typename pool_t::handle all[3];
+      CHECK(pool.try_acquire_many(all).has_value());  // every block came back
+      CHECK_FALSE(pool.try_acquire().has_value());
+    }
+    CHECK(corrupt_total == 0);
   }
 
   TEST_CASE_TEMPLATE("bulk acquire/release under contention", F, lock_free_policy,

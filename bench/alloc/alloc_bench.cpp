@@ -24,6 +24,7 @@
 #include <mutex>
 #include <queue>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "xlamem/alloc/fixed_block_pool.hpp"
@@ -92,9 +93,31 @@ class xla_style_pool {
   std::queue<void*> free_;
 };
 
-// The pools under test, shared by the threads of one benchmark; built in main().
 template <class F>
 using pool_t = fixed_block_pool<aligned_heap_memory, F, fail_policy>;
+
+template <class F>
+std::unique_ptr<pool_t<F>> make_pool() {
+  return std::make_unique<pool_t<F>>(aligned_heap_memory{},
+                                     pool_options{.block_count = block_count,
+                                                  .block_size = block_bytes,
+                                                  .alignment = block_alignment,
+                                                  .name = "bench"});
+}
+
+// A pool two threads have used: the owner bias is revoked, so every call takes the
+// synchronised path (compare-exchange, or the mutex), whichever thread calls.
+template <class F>
+std::unique_ptr<pool_t<F>> make_shared_pool() {
+  auto pool = make_pool<F>();
+  std::thread([&] { (void)pool->acquire(); }).join();  // claims the bias
+  (void)pool->acquire();                               // revokes it
+  return pool;
+}
+
+// The shared pools, used by the two-thread runs, the ":shared" runs and the local_cache
+// variants; built in main(). The one-thread runs without a suffix build their own pool, used by
+// that thread alone (the owner bias holds, as for a pool that one worker owns).
 std::unique_ptr<pool_t<lock_free_policy>> lock_free_pool;
 std::unique_ptr<pool_t<mutex_fifo_policy>> mutex_fifo_pool;
 std::unique_ptr<pool_t<single_thread_policy>> single_thread_pool;
@@ -161,6 +184,20 @@ void pool_burst(benchmark::State& state, Source& source) {
   state.SetItemsProcessed(state.iterations() * burst);
 }
 
+// One thread: a pool of its own (owner bias). Two threads: the shared pool.
+template <class F>
+void owned_or_shared_pair(benchmark::State& state, pool_t<F>& shared) {
+  if (state.threads() > 1) return pool_pair(state, shared);
+  auto pool = make_pool<F>();
+  pool_pair(state, *pool);
+}
+
+template <class F>
+void owned_burst(benchmark::State& state) {
+  auto pool = make_pool<F>();
+  pool_burst(state, *pool);
+}
+
 // try_acquire_many / release_many: one synchronised step per 64 blocks.
 template <class Pool>
 void pool_burst_bulk(benchmark::State& state, Pool& pool) {
@@ -177,6 +214,12 @@ void pool_burst_bulk(benchmark::State& state, Pool& pool) {
 }
 
 // A per-thread local_cache in front of the shared pool (made by each benchmark thread).
+template <class F>
+void owned_burst_bulk(benchmark::State& state) {
+  auto pool = make_pool<F>();
+  pool_burst_bulk(state, *pool);
+}
+
 template <class Pool>
 void cached_pair(benchmark::State& state, Pool& pool) {
   typename Pool::local_cache cache(pool);
@@ -250,11 +293,13 @@ class ratio_reporter : public benchmark::ConsoleReporter {
           "pair/xla_mutex_queue" + t1);
     ratio("pair 1T: lock_free / glibc_malloc (> 1)", "pair/lock_free" + t1,
           "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free:shared / glibc_malloc", "pair/lock_free:shared" + t1,
+          "pair/glibc_malloc" + t1);
     ratio("pair 1T: lock_free+cache / glibc_malloc (> 1)", "pair/lock_free+cache" + t1,
           "pair/glibc_malloc" + t1);
     ratio("pair 1T: floor (2 atomic RMW) / glibc_malloc", "pair/floor_two_atomic_rmw" + t1,
           "pair/glibc_malloc" + t1);
-    ratio("pair 1T: lock_free / floor (2 atomic RMW)", "pair/lock_free" + t1,
+    ratio("pair 1T: lock_free:shared / floor (2 atomic RMW)", "pair/lock_free:shared" + t1,
           "pair/floor_two_atomic_rmw" + t1);
     ratio("pair 1T: single_thread / xla_mutex_queue (>= 10)", "pair/single_thread" + t1,
           "pair/xla_mutex_queue" + t1);
@@ -262,16 +307,21 @@ class ratio_reporter : public benchmark::ConsoleReporter {
           "pair/xla_mutex_queue" + t2);
     ratio("pair 2T: lock_free+cache / xla_mutex_queue (>= 2)", "pair/lock_free+cache" + t2,
           "pair/xla_mutex_queue" + t2);
-    for (const char* policy :
-         {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
-          "mutex_fifo+cache", "single_thread", "single_thread+bulk"}) {
+    for (const char* policy : {"lock_free", "mutex_fifo", "single_thread"}) {
       ratio(std::string("burst: ") + policy + " / mimalloc (>= 1)", std::string("burst/") + policy,
+            "burst/mimalloc");
+    }
+    std::printf(" Burst variants against mimalloc:\n");
+    for (const char* policy :
+         {"lock_free:shared", "lock_free+bulk", "lock_free+cache", "mutex_fifo:shared",
+          "mutex_fifo+bulk", "mutex_fifo+cache", "single_thread+bulk"}) {
+      ratio(std::string("burst: ") + policy + " / mimalloc", std::string("burst/") + policy,
             "burst/mimalloc");
     }
     std::printf(" Every pool variant against every peer:\n");
     for (const char* peer : {"xla_mutex_queue", "glibc_malloc", "mimalloc", "jemalloc"}) {
-      for (const char* policy :
-           {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache", "single_thread"}) {
+      for (const char* policy : {"lock_free", "lock_free:shared", "lock_free+cache", "mutex_fifo",
+                                 "mutex_fifo:shared", "mutex_fifo+cache", "single_thread"}) {
         ratio(std::string("pair 1T: ") + policy + " / " + peer, std::string("pair/") + policy + t1,
               std::string("pair/") + peer + t1);
       }
@@ -281,8 +331,9 @@ class ratio_reporter : public benchmark::ConsoleReporter {
               std::string("pair/") + peer + t2);
       }
       for (const char* policy :
-           {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
-            "mutex_fifo+cache", "single_thread", "single_thread+bulk"}) {
+           {"lock_free", "lock_free:shared", "lock_free+bulk", "lock_free+cache", "mutex_fifo",
+            "mutex_fifo:shared", "mutex_fifo+bulk", "mutex_fifo+cache", "single_thread",
+            "single_thread+bulk"}) {
         ratio(std::string("burst: ") + policy + " / " + peer, std::string("burst/") + policy,
               std::string("burst/") + peer);
       }
@@ -346,14 +397,9 @@ void two_atomic_rmw(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const pool_options options{.block_count = block_count,
-                             .block_size = block_bytes,
-                             .alignment = block_alignment,
-                             .name = "bench"};
-  lock_free_pool = std::make_unique<pool_t<lock_free_policy>>(aligned_heap_memory{}, options);
-  mutex_fifo_pool = std::make_unique<pool_t<mutex_fifo_policy>>(aligned_heap_memory{}, options);
-  single_thread_pool =
-      std::make_unique<pool_t<single_thread_policy>>(aligned_heap_memory{}, options);
+  lock_free_pool = make_shared_pool<lock_free_policy>();
+  mutex_fifo_pool = make_shared_pool<mutex_fifo_policy>();
+  single_thread_pool = make_pool<single_thread_policy>();
   xla_pool = std::make_unique<xla_style_pool>();
 
 #ifdef XLAMEM_BENCH_MIMALLOC
@@ -378,11 +424,15 @@ int main(int argc, char** argv) {
               je_mallocx_fn ? "mallocx/dallocx via dlopen" : "absent");
 
   add(
-      "pair/lock_free", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); }, true);
+      "pair/lock_free", [](benchmark::State& s) { owned_or_shared_pair(s, *lock_free_pool); },
+      true);
+  add_single("pair/lock_free:shared", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); });
   add(
       "pair/lock_free+cache", [](benchmark::State& s) { cached_pair(s, *lock_free_pool); }, true);
   add(
-      "pair/mutex_fifo", [](benchmark::State& s) { pool_pair(s, *mutex_fifo_pool); }, true);
+      "pair/mutex_fifo", [](benchmark::State& s) { owned_or_shared_pair(s, *mutex_fifo_pool); },
+      true);
+  add_single("pair/mutex_fifo:shared", [](benchmark::State& s) { pool_pair(s, *mutex_fifo_pool); });
   add(
       "pair/mutex_fifo+cache", [](benchmark::State& s) { cached_pair(s, *mutex_fifo_pool); }, true);
   add_single("pair/single_thread", [](benchmark::State& s) { pool_pair(s, *single_thread_pool); });
@@ -400,16 +450,16 @@ int main(int argc, char** argv) {
         "pair/jemalloc", [](benchmark::State& s) { malloc_pair(s, je_alloc, je_release); }, true);
   }
 
-  benchmark::RegisterBenchmark("burst/lock_free",
+  benchmark::RegisterBenchmark("burst/lock_free", owned_burst<lock_free_policy>);
+  benchmark::RegisterBenchmark("burst/lock_free:shared",
                                [](benchmark::State& s) { pool_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/lock_free+bulk",
-                               [](benchmark::State& s) { pool_burst_bulk(s, *lock_free_pool); });
+  benchmark::RegisterBenchmark("burst/lock_free+bulk", owned_burst_bulk<lock_free_policy>);
   benchmark::RegisterBenchmark("burst/lock_free+cache",
                                [](benchmark::State& s) { cached_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/mutex_fifo",
+  benchmark::RegisterBenchmark("burst/mutex_fifo", owned_burst<mutex_fifo_policy>);
+  benchmark::RegisterBenchmark("burst/mutex_fifo:shared",
                                [](benchmark::State& s) { pool_burst(s, *mutex_fifo_pool); });
-  benchmark::RegisterBenchmark("burst/mutex_fifo+bulk",
-                               [](benchmark::State& s) { pool_burst_bulk(s, *mutex_fifo_pool); });
+  benchmark::RegisterBenchmark("burst/mutex_fifo+bulk", owned_burst_bulk<mutex_fifo_policy>);
   benchmark::RegisterBenchmark("burst/mutex_fifo+cache",
                                [](benchmark::State& s) { cached_burst(s, *mutex_fifo_pool); });
   benchmark::RegisterBenchmark("burst/single_thread",

@@ -39,6 +39,13 @@
 #endif
 #endif
 
+/// Owner bias in the thread-safe free lists (`owner_bias.hpp`): a pool used by one thread skips
+/// atomic read-modify-writes and locks until a second thread uses it. 1 (default) where the
+/// platform supports it; 0 keeps every operation on the synchronised path.
+#ifndef XLAMEM_OWNER_BIAS
+#define XLAMEM_OWNER_BIAS 1
+#endif
+
 /// Called when a debug check finds misuse that cannot be reported as an error value (for
 /// example a double release from a noexcept destructor). The default prints and aborts.
 #ifndef XLAMEM_MISUSE

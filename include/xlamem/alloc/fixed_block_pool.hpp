@@ -7,8 +7,10 @@
 ///
 /// Thread safety: `acquire`, `try_acquire`, `allocate`, `deallocate` and handle release may run
 /// concurrently when `FreeList::thread_safe`. Handles and pointers must not outlive the pool.
-/// Cost: acquire and release are O(1) (one compare-exchange each with `lock_free_policy`, on
-/// the caller's CPU stripe; an acquire that must steal visits the other stripes); the
+/// Cost: acquire and release are O(1): plain loads and stores while one thread alone uses the
+/// pool (the free list's owner bias, see free_list.hpp), else one compare-exchange each with
+/// `lock_free_policy` on the caller's CPU stripe (an acquire that must steal visits the other
+/// stripes) or one lock with `mutex_fifo_policy`; the
 /// raw `deallocate` additionally maps the pointer to its block (a division; O(chunks) with
 /// `grow_policy`).
 ///
@@ -543,6 +545,13 @@ class fixed_block_pool
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   /// The upstream resource.
   [[nodiscard]] Upstream& upstream() noexcept { return upstream_; }
+  /// The free list (read-only: its `stripe_count()`, `owner_bias_state()`, ...).
+  [[nodiscard]] const FreeList& free_list() const noexcept { return free_list_; }
+  /// Makes every later acquire and release take the free list's synchronised path, in every
+  /// thread (revokes its owner bias, see free_list.hpp). For a pool that threads will share
+  /// from the start; without it the first call from a second thread does this once.
+  void revoke_owner_bias() noexcept requires requires(FreeList& f) { f.revoke_owner_bias(); }
+  { free_list_.revoke_owner_bias(); }
   /// The exhaustion policy's parameters.
   [[nodiscard]] const Exhaustion& exhaustion() const noexcept { return exhaustion_; }
   /// Blocks currently held (handles and `allocate`d), counted only with debug checks; -1

@@ -26,6 +26,16 @@
 ///   behaviour of XLA's HostMemoryPool, without its per-push `std::queue` node allocations).
 /// - `single_thread_policy`: a LIFO stack with no synchronisation at all.
 ///
+/// Owner bias: both thread-safe policies carry an `owner_bias` (owner_bias.hpp). While one
+/// thread alone has used the list, that thread's pops and pushes use plain loads and stores:
+/// `lock_free_policy` works on the same tagged stripes (scanned from stripe 0, no CPU read,
+/// no compare-exchange), `mutex_fifo_policy` on the same ring without the mutex. The first
+/// call from another thread revokes the bias for good (one `membarrier` system call) and
+/// from then on every call takes the synchronised path described above. The data structure
+/// is the same in both modes, so revoking moves nothing. `push_range` always takes the
+/// synchronised path and never claims the bias: it runs while the pool is built, and when a
+/// pool grows, after the growing thread's own `pop`.
+///
 /// Contract the compiler cannot check: `push(i)` is called only for an index in
 /// `[0, max_capacity)` that is not already in the list; `push_range(first, n)` makes
 /// `first .. first+n-1` available: the next pops (absent concurrent pushes) return them in
@@ -47,6 +57,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 #if defined(__linux__)
 #include <sched.h>  // sched_getcpu
@@ -63,6 +74,7 @@
 #endif
 
 #include "xlamem/align.hpp"
+#include "xlamem/alloc/owner_bias.hpp"
 
 namespace xlamem {
 
@@ -133,10 +145,20 @@ class lock_free_policy {
   /// How many stripes (heads) the list has.
   [[nodiscard]] std::uint32_t stripe_count() const noexcept { return mask_ + 1; }
 
+  /// Where the owner bias stands (see the file comment).
+  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
+  /// Every call takes the synchronised path from now on (see `owner_bias::revoke`).
+  void revoke_owner_bias() noexcept { bias_.revoke(); }
+
   /// Pops from the caller's CPU stripe, else steals from the others (stripe `own ^ j` for
   /// j = 1, 2, ...); `free_list_npos` only if every stripe was empty at one instant (see
   /// `pop_slow`).
   [[nodiscard]] std::uint32_t pop() noexcept {
+    if (bias_.enter()) {
+      const std::uint32_t i = pop_owned();
+      bias_.leave();
+      return i;
+    }
     // Inline: one attempt on the caller's stripe; an unknown CPU, contention, stealing and
     // emptiness go out of line, so that the pool's acquire stays small enough to inline.
     const std::int32_t cpu = detail::cpu_hint_fast();
@@ -160,20 +182,32 @@ class lock_free_policy {
   }
 
   /// Pushes onto the stripe of the CPU whose `pop` took `index` (recorded there; no CPU read).
-  /// An index that `pop` did not hand out (from `pop_many`, or never popped) goes to whichever
-  /// stripe its stale next entry names: always a valid stripe.
+  /// An index that `pop` did not hand out (from `pop_many`, or never popped, or popped by the
+  /// bias owner) goes to whichever stripe its stale next entry names: always a valid stripe.
+  /// The bias owner pushes onto stripe 0.
   void push(std::uint32_t index) noexcept {
-    link(next_[index].load(std::memory_order_relaxed) & mask_, index, index);
+    if (bias_.enter()) {
+      link<true>(0, index, index);  // one thread: every block to stripe 0
+      bias_.leave();
+      return;
+    }
+    link<false>(next_[index].load(std::memory_order_relaxed) & mask_, index, index);
   }
 
   /// Pops up to `n` indices, one compare-exchange per stripe visited (the caller's CPU stripe
   /// first, then the others); returns how many. It may return fewer than were free while other
   /// threads push and pop; `pop()` is the exact emptiness test.
   [[nodiscard]] std::uint32_t pop_many(std::uint32_t* out, std::uint32_t n) noexcept {
-    const std::uint32_t own = own_stripe();
     std::uint32_t k = 0;
+    if (bias_.enter()) {
+      for (std::uint32_t s = 0; s <= mask_ && k < n; ++s)
+        k += pop_many_from<true>(s, out + k, n - k);
+      bias_.leave();
+      return k;
+    }
+    const std::uint32_t own = own_stripe();
     for (std::uint32_t j = 0; j <= mask_ && k < n; ++j) {
-      k += pop_many_from(own ^ j, out + k, n - k);
+      k += pop_many_from<false>(own ^ j, out + k, n - k);
     }
     // No `record` here (a store per index, +25% on a 64-block batch): a block taken in bulk
     // and released by `push` goes to whatever stripe its stale next entry names, which is
@@ -186,7 +220,12 @@ class lock_free_policy {
     if (n == 0) return;
     for (std::uint32_t k = 0; k + 1 < n; ++k)
       next_[in[k]].store(in[k + 1], std::memory_order_relaxed);
-    link(own_stripe(), in[0], in[n - 1]);
+    if (bias_.enter()) {
+      link<true>(0, in[0], in[n - 1]);  // one thread: no CPU to spread over
+      bias_.leave();
+      return;
+    }
+    link<false>(own_stripe(), in[0], in[n - 1]);
   }
 
   /// Spreads `first .. first+count-1` over the stripes in ascending contiguous runs (stripe 0
@@ -203,7 +242,7 @@ class lock_free_policy {
       for (std::uint32_t i = first; i + 1 < first + n; ++i) {
         next_[i].store(i + 1, std::memory_order_relaxed);
       }
-      link(s, first, first + n - 1);
+      link<false>(s, first, first + n - 1);
       first += n;
       count -= n;
     }
@@ -243,7 +282,45 @@ class lock_free_policy {
     next_[index].store(own, std::memory_order_relaxed);
   }
 
+  // Replaces a stripe head read as `expected` with `desired`: a compare-exchange, or with the
+  // owner bias held (no other thread touches the list) a plain store.
+  template <bool Owned>
+  static bool replace_head(std::atomic<std::uint64_t>& head, std::uint64_t& expected,
+                           std::uint64_t desired, std::memory_order success) noexcept {
+    if constexpr (Owned) {
+      head.store(desired, std::memory_order_relaxed);
+      return true;
+    } else {
+      return head.compare_exchange_weak(expected, desired, success, std::memory_order_acquire);
+    }
+  }
+
+  // With the owner bias held: the top of stripe 0, where the owner pushes, else of the first
+  // non-empty stripe (exact: no other thread pushes or pops meanwhile). Nothing is recorded:
+  // the owner pushes to stripe 0, and a block released after a revocation goes to the stripe
+  // its stale next entry names, which is always valid (see `push`).
+  std::uint32_t pop_owned() noexcept {
+    std::atomic<std::uint64_t>& head = stripes_[0].head;
+    const std::uint64_t h = head.load(std::memory_order_relaxed);
+    const auto top = static_cast<std::uint32_t>(h);
+    if (top == free_list_npos) [[unlikely]]
+      return pop_owned_scan();
+    head.store(pack(tag(h) + 1, next_[top].load(std::memory_order_relaxed)),
+               std::memory_order_relaxed);
+    return top;
+  }
+
+  [[gnu::noinline]] std::uint32_t pop_owned_scan() noexcept {
+    for (std::uint32_t s = 1; s <= mask_; ++s) {
+      std::uint64_t seen;
+      const std::uint32_t i = pop_from<true>(s, seen);
+      if (i != free_list_npos) return i;
+    }
+    return free_list_npos;
+  }
+
   // Pops from stripe `s`; on empty returns npos with the empty head it saw in `seen`.
+  template <bool Owned>
   std::uint32_t pop_from(std::uint32_t s, std::uint64_t& seen) noexcept {
     std::atomic<std::uint64_t>& head = stripes_[s].head;
     std::uint64_t h = head.load(std::memory_order_acquire);
@@ -256,8 +333,7 @@ class lock_free_policy {
       // May read a stale next if another thread popped `top` meanwhile; the tag then differs
       // and the compare-exchange below fails.
       const std::uint32_t next = next_[top].load(std::memory_order_relaxed);
-      if (head.compare_exchange_weak(h, pack(tag(h) + 1, next), std::memory_order_acquire,
-                                     std::memory_order_acquire)) {
+      if (replace_head<Owned>(head, h, pack(tag(h) + 1, next), std::memory_order_acquire)) {
         return top;
       }
     }
@@ -279,7 +355,7 @@ class lock_free_policy {
     std::uint64_t seen[max_stripes];
     for (;;) {
       for (std::uint32_t j = 0; j <= mask_; ++j) {
-        const std::uint32_t i = pop_from(own ^ j, seen[j]);
+        const std::uint32_t i = pop_from<false>(own ^ j, seen[j]);
         if (i != free_list_npos) {
           record(i, own);
           return i;
@@ -294,7 +370,9 @@ class lock_free_policy {
     }
   }
 
-  // Pops up to `n` from stripe `s` with one compare-exchange; returns how many.
+  // Pops up to `n` from stripe `s` with one compare-exchange (a store when owned); returns how
+  // many.
+  template <bool Owned>
   std::uint32_t pop_many_from(std::uint32_t s, std::uint32_t* out, std::uint32_t n) noexcept {
     std::atomic<std::uint64_t>& head = stripes_[s].head;
     std::uint64_t h = head.load(std::memory_order_acquire);
@@ -308,23 +386,22 @@ class lock_free_policy {
         cur = next_[cur].load(std::memory_order_relaxed);
       }
       if (k == 0) return 0;
-      if (head.compare_exchange_weak(h, pack(tag(h) + 1, cur), std::memory_order_acquire,
-                                     std::memory_order_acquire)) {
+      if (replace_head<Owned>(head, h, pack(tag(h) + 1, cur), std::memory_order_acquire)) {
         return k;
       }
     }
   }
 
   // Pushes the chain first -> ... -> last (already linked) onto stripe `s` in one
-  // compare-exchange.
+  // compare-exchange (a store when owned).
+  template <bool Owned>
   void link(std::uint32_t s, std::uint32_t first, std::uint32_t last) noexcept {
     std::atomic<std::uint64_t>& head = stripes_[s].head;
     std::uint64_t h = head.load(std::memory_order_relaxed);
     for (;;) {
       next_[last].store(static_cast<std::uint32_t>(h), std::memory_order_relaxed);
       // release: the block's contents and next_[last] become visible to the next popper.
-      if (head.compare_exchange_weak(h, pack(tag(h) + 1, first), std::memory_order_release,
-                                     std::memory_order_relaxed)) {
+      if (replace_head<Owned>(head, h, pack(tag(h) + 1, first), std::memory_order_release)) {
         return;
       }
     }
@@ -335,6 +412,7 @@ class lock_free_policy {
   alignas(64) std::uint32_t mask_;  // stripe count - 1 (a power of two minus one)
   std::unique_ptr<stripe[]> stripes_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> next_;
+  owner_bias bias_;  // on a line of its own (aligned inside)
 };
 static_assert(free_list_policy<lock_free_policy>);
 
@@ -348,15 +426,18 @@ class mutex_fifo_policy {
       : mask_(next_power_of_two(max_capacity == 0 ? 1 : max_capacity) - 1),
         ring_(std::make_unique<std::uint32_t[]>(mask_ + 1)) {}
 
+  /// Where the owner bias stands (see the file comment).
+  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
+  /// Every call takes the mutex from now on (see `owner_bias::revoke`).
+  void revoke_owner_bias() noexcept { bias_.revoke(); }
+
   [[nodiscard]] std::uint32_t pop() noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (front_ == back_) return free_list_npos;
-    return ring_[front_++ & mask_];
+    return exclusively(
+        [this] { return front_ == back_ ? free_list_npos : ring_[front_++ & mask_]; });
   }
 
   void push(std::uint32_t index) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    ring_[back_++ & mask_] = index;
+    exclusively([this, index] { ring_[back_++ & mask_] = index; });
   }
 
   void push_range(std::uint32_t first, std::uint32_t count) noexcept {
@@ -366,19 +447,32 @@ class mutex_fifo_policy {
 
   /// Pops up to `n` indices under one lock; returns how many.
   [[nodiscard]] std::uint32_t pop_many(std::uint32_t* out, std::uint32_t n) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    std::uint32_t k = 0;
-    while (k < n && front_ != back_) out[k++] = ring_[front_++ & mask_];
-    return k;
+    return exclusively([&] {
+      std::uint32_t k = 0;
+      while (k < n && front_ != back_) out[k++] = ring_[front_++ & mask_];
+      return k;
+    });
   }
 
   /// Pushes `n` indices under one lock.
   void push_many(const std::uint32_t* in, std::uint32_t n) noexcept {
-    std::lock_guard<std::mutex> lock(mutex_);
-    for (std::uint32_t k = 0; k < n; ++k) ring_[back_++ & mask_] = in[k];
+    exclusively([&] {
+      for (std::uint32_t k = 0; k < n; ++k) ring_[back_++ & mask_] = in[k];
+    });
   }
 
  private:
+  // Runs `f` with the ring to itself: under the owner bias (one thread uses the list) with no
+  // lock, else under the mutex.
+  template <class F>
+  std::invoke_result_t<F&> exclusively(F&& f) noexcept {
+    return bias_.run(f, [&] {
+      std::lock_guard<std::mutex> lock(mutex_);
+      return f();
+    });
+  }
+
+  owner_bias bias_;
   std::mutex mutex_;
   std::uint64_t front_ = 0;  // next to pop; monotone, so front_ == back_ means empty
   std::uint64_t back_ = 0;   // next free slot
