@@ -691,7 +691,20 @@ class fixed_block_pool
     }
     if (!on_releasing(p, i)) return;
     free_list_.push(i);
-    waiters_.notify();
+    notify_waiters();
+  }
+
+  // Wakes threads waiting for a block (wait_policy). Not after a push the caller made as the
+  // free list's bias owner: a thread that waits has revoked the bias first, and its pop after
+  // the revocation sees every push the owner made before it (see owner_bias.hpp); this saves
+  // the read-modify-write on the waiter count, most of an owned acquire + release.
+  void notify_waiters() noexcept {
+    if constexpr (waits) {
+      if constexpr (requires { free_list_.owned_by_caller(); }) {
+        if (free_list_.owned_by_caller()) return;
+      }
+      waiters_.notify();
+    }
   }
 
   // Pops up to n indices at once (one compare-exchange or one lock where the policy can).
@@ -712,7 +725,7 @@ class fixed_block_pool
     } else {
       for (std::uint32_t k = 0; k < n; ++k) free_list_.push(in[k]);
     }
-    waiters_.notify();
+    notify_waiters();
   }
 
   // Exhausted: wait, grow or fall back per the policy. On success returns a block index with

@@ -149,6 +149,8 @@ class lock_free_policy {
   [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
   /// Every call takes the synchronised path from now on (see `owner_bias::revoke`).
   void revoke_owner_bias() noexcept { bias_.revoke(); }
+  /// Whether the calling thread owns the list (see `owner_bias::held_by_caller`).
+  [[nodiscard]] bool owned_by_caller() const noexcept { return bias_.held_by_caller(); }
 
   /// Pops from the caller's CPU stripe, else steals from the others (stripe `own ^ j` for
   /// j = 1, 2, ...); `free_list_npos` only if every stripe was empty at one instant (see
@@ -430,6 +432,8 @@ class mutex_fifo_policy {
   [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
   /// Every call takes the mutex from now on (see `owner_bias::revoke`).
   void revoke_owner_bias() noexcept { bias_.revoke(); }
+  /// Whether the calling thread owns the list (see `owner_bias::held_by_caller`).
+  [[nodiscard]] bool owned_by_caller() const noexcept { return bias_.held_by_caller(); }
 
   [[nodiscard]] std::uint32_t pop() noexcept {
     return exclusively(

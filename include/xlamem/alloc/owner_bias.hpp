@@ -120,6 +120,13 @@ class owner_bias {
     }
   }
 
+  /// Whether the calling thread holds the bias. States only move forward, so if this is true
+  /// after an operation, that operation ran owned (and no other thread can have been waiting
+  /// for its effect: a thread that waits has revoked first).
+  [[nodiscard]] bool held_by_caller() const noexcept {
+    return state_.load(std::memory_order_relaxed) == thread_token();
+  }
+
   /// The current state (a snapshot; another thread may change it right after).
   [[nodiscard]] state_kind state() const noexcept {
     const std::uintptr_t s = state_.load(std::memory_order_acquire);
