@@ -96,13 +96,13 @@ class xla_style_pool {
 template <class F>
 using pool_t = fixed_block_pool<aligned_heap_memory, F, fail_policy>;
 
-template <class F>
-std::unique_ptr<pool_t<F>> make_pool() {
-  return std::make_unique<pool_t<F>>(aligned_heap_memory{},
-                                     pool_options{.block_count = block_count,
-                                                  .block_size = block_bytes,
-                                                  .alignment = block_alignment,
-                                                  .name = "bench"});
+template <class F, class E = fail_policy>
+std::unique_ptr<fixed_block_pool<aligned_heap_memory, F, E>> make_pool() {
+  return std::make_unique<fixed_block_pool<aligned_heap_memory, F, E>>(
+      aligned_heap_memory{}, pool_options{.block_count = block_count,
+                                          .block_size = block_bytes,
+                                          .alignment = block_alignment,
+                                          .name = "bench"});
 }
 
 // A pool two threads have used: the owner bias is revoked, so every call takes the
@@ -189,6 +189,14 @@ template <class F>
 void owned_or_shared_pair(benchmark::State& state, pool_t<F>& shared) {
   if (state.threads() > 1) return pool_pair(state, shared);
   auto pool = make_pool<F>();
+  pool_pair(state, *pool);
+}
+
+// One thread, an owned pool that waits when exhausted (as XLA's callers would want): its
+// releases skip the waiter wake-up.
+template <class F>
+void owned_wait_pair(benchmark::State& state) {
+  auto pool = make_pool<F, wait_policy>();
   pool_pair(state, *pool);
 }
 
@@ -294,6 +302,8 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     ratio("pair 1T: lock_free / glibc_malloc (> 1)", "pair/lock_free" + t1,
           "pair/glibc_malloc" + t1);
     ratio("pair 1T: lock_free:shared / glibc_malloc", "pair/lock_free:shared" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free,wait_policy / glibc_malloc", "pair/lock_free,wait_policy" + t1,
           "pair/glibc_malloc" + t1);
     ratio("pair 1T: lock_free+cache / glibc_malloc (> 1)", "pair/lock_free+cache" + t1,
           "pair/glibc_malloc" + t1);
@@ -427,6 +437,7 @@ int main(int argc, char** argv) {
       "pair/lock_free", [](benchmark::State& s) { owned_or_shared_pair(s, *lock_free_pool); },
       true);
   add_single("pair/lock_free:shared", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); });
+  add_single("pair/lock_free,wait_policy", owned_wait_pair<lock_free_policy>);
   add(
       "pair/lock_free+cache", [](benchmark::State& s) { cached_pair(s, *lock_free_pool); }, true);
   add(
