@@ -192,18 +192,14 @@ void owned_or_shared_pair(benchmark::State& state, pool_t<F>& shared) {
   pool_pair(state, *pool);
 }
 
-// One thread, an owned pool that waits when exhausted (as XLA's callers would want): its
-// releases skip the waiter wake-up.
-template <class F>
-void owned_wait_pair(benchmark::State& state) {
-  auto pool = make_pool<F, wait_policy>();
-  pool_pair(state, *pool);
-}
-
-template <class F>
-void owned_burst(benchmark::State& state) {
-  auto pool = make_pool<F>();
-  pool_burst(state, *pool);
+// A benchmark that runs `pattern(state, pool)` on a pool of its own, built in the (one)
+// benchmark thread: the owner bias holds.
+template <class F, class E = fail_policy, class Pattern>
+auto on_own_pool(Pattern pattern) {
+  return [pattern](benchmark::State& state) {
+    auto pool = make_pool<F, E>();
+    pattern(state, *pool);
+  };
 }
 
 // try_acquire_many / release_many: one synchronised step per 64 blocks.
@@ -222,12 +218,6 @@ void pool_burst_bulk(benchmark::State& state, Pool& pool) {
 }
 
 // A per-thread local_cache in front of the shared pool (made by each benchmark thread).
-template <class F>
-void owned_burst_bulk(benchmark::State& state) {
-  auto pool = make_pool<F>();
-  pool_burst_bulk(state, *pool);
-}
-
 template <class Pool>
 void cached_pair(benchmark::State& state, Pool& pool) {
   typename Pool::local_cache cache(pool);
@@ -437,7 +427,9 @@ int main(int argc, char** argv) {
       "pair/lock_free", [](benchmark::State& s) { owned_or_shared_pair(s, *lock_free_pool); },
       true);
   add_single("pair/lock_free:shared", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); });
-  add_single("pair/lock_free,wait_policy", owned_wait_pair<lock_free_policy>);
+  // An owned pool that waits when exhausted: its releases skip the waiter wake-up.
+  add_single("pair/lock_free,wait_policy",
+             on_own_pool<lock_free_policy, wait_policy>([](auto& s, auto& p) { pool_pair(s, p); }));
   add(
       "pair/lock_free+cache", [](benchmark::State& s) { cached_pair(s, *lock_free_pool); }, true);
   add(
@@ -461,16 +453,19 @@ int main(int argc, char** argv) {
         "pair/jemalloc", [](benchmark::State& s) { malloc_pair(s, je_alloc, je_release); }, true);
   }
 
-  benchmark::RegisterBenchmark("burst/lock_free", owned_burst<lock_free_policy>);
+  const auto burst_pattern = [](auto& s, auto& p) { pool_burst(s, p); };
+  const auto bulk_pattern = [](auto& s, auto& p) { pool_burst_bulk(s, p); };
+  benchmark::RegisterBenchmark("burst/lock_free", on_own_pool<lock_free_policy>(burst_pattern));
   benchmark::RegisterBenchmark("burst/lock_free:shared",
                                [](benchmark::State& s) { pool_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/lock_free+bulk", owned_burst_bulk<lock_free_policy>);
+  benchmark::RegisterBenchmark("burst/lock_free+bulk", on_own_pool<lock_free_policy>(bulk_pattern));
   benchmark::RegisterBenchmark("burst/lock_free+cache",
                                [](benchmark::State& s) { cached_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/mutex_fifo", owned_burst<mutex_fifo_policy>);
+  benchmark::RegisterBenchmark("burst/mutex_fifo", on_own_pool<mutex_fifo_policy>(burst_pattern));
   benchmark::RegisterBenchmark("burst/mutex_fifo:shared",
                                [](benchmark::State& s) { pool_burst(s, *mutex_fifo_pool); });
-  benchmark::RegisterBenchmark("burst/mutex_fifo+bulk", owned_burst_bulk<mutex_fifo_policy>);
+  benchmark::RegisterBenchmark("burst/mutex_fifo+bulk",
+                               on_own_pool<mutex_fifo_policy>(bulk_pattern));
   benchmark::RegisterBenchmark("burst/mutex_fifo+cache",
                                [](benchmark::State& s) { cached_burst(s, *mutex_fifo_pool); });
   benchmark::RegisterBenchmark("burst/single_thread",

@@ -156,31 +156,7 @@ class lock_free_policy {
   /// j = 1, 2, ...); `free_list_npos` only if every stripe was empty at one instant (see
   /// `pop_slow`).
   [[nodiscard]] std::uint32_t pop() noexcept {
-    if (bias_.enter()) {
-      const std::uint32_t i = pop_owned();
-      bias_.leave();
-      return i;
-    }
-    // Inline: one attempt on the caller's stripe; an unknown CPU, contention, stealing and
-    // emptiness go out of line, so that the pool's acquire stays small enough to inline.
-    const std::int32_t cpu = detail::cpu_hint_fast();
-    if (cpu >= 0) [[likely]] {
-      const std::uint32_t own = static_cast<std::uint32_t>(cpu) & mask_;
-      std::atomic<std::uint64_t>& head = stripes_[own].head;
-      std::uint64_t h = head.load(std::memory_order_acquire);
-      const auto top = static_cast<std::uint32_t>(h);
-      if (top != free_list_npos) [[likely]] {
-        // May read a stale next if another thread popped `top` meanwhile; the tag then
-        // differs and the compare-exchange below fails.
-        const std::uint32_t next = next_[top].load(std::memory_order_relaxed);
-        if (head.compare_exchange_weak(h, pack(tag(h) + 1, next), std::memory_order_acquire,
-                                       std::memory_order_relaxed)) [[likely]] {
-          record(top, own);
-          return top;
-        }
-      }
-    }
-    return pop_slow();
+    return bias_.run([this] { return pop_owned(); }, [this] { return pop_shared(); });
   }
 
   /// Pushes onto the stripe of the CPU whose `pop` took `index` (recorded there; no CPU read).
@@ -188,12 +164,9 @@ class lock_free_policy {
   /// bias owner) goes to whichever stripe its stale next entry names: always a valid stripe.
   /// The bias owner pushes onto stripe 0.
   void push(std::uint32_t index) noexcept {
-    if (bias_.enter()) {
-      link<true>(0, index, index);  // one thread: every block to stripe 0
-      bias_.leave();
-      return;
-    }
-    link<false>(next_[index].load(std::memory_order_relaxed) & mask_, index, index);
+    bias_.run(
+        [&] { link<true>(0, index, index); },  // one thread: every block to stripe 0
+        [&] { link<false>(next_[index].load(std::memory_order_relaxed) & mask_, index, index); });
   }
 
   /// Pops up to `n` indices, one compare-exchange per stripe visited (the caller's CPU stripe
@@ -201,33 +174,30 @@ class lock_free_policy {
   /// threads push and pop; `pop()` is the exact emptiness test.
   [[nodiscard]] std::uint32_t pop_many(std::uint32_t* out, std::uint32_t n) noexcept {
     std::uint32_t k = 0;
-    if (bias_.enter()) {
-      for (std::uint32_t s = 0; s <= mask_ && k < n; ++s)
-        k += pop_many_from<true>(s, out + k, n - k);
-      bias_.leave();
-      return k;
-    }
-    const std::uint32_t own = own_stripe();
-    for (std::uint32_t j = 0; j <= mask_ && k < n; ++j) {
-      k += pop_many_from<false>(own ^ j, out + k, n - k);
-    }
+    bias_.run(
+        [&] {
+          for (std::uint32_t s = 0; s <= mask_ && k < n; ++s)
+            k += pop_many_from<true>(s, out + k, n - k);
+        },
+        [&] {
+          const std::uint32_t own = own_stripe();
+          for (std::uint32_t j = 0; j <= mask_ && k < n; ++j)
+            k += pop_many_from<false>(own ^ j, out + k, n - k);
+        });
     // No `record` here (a store per index, +25% on a 64-block batch): a block taken in bulk
     // and released by `push` goes to whatever stripe its stale next entry names, which is
     // still correct; bulk and `local_cache` releases use `push_many`, which needs no record.
     return k;
   }
 
-  /// Pushes `n` indices onto the caller's CPU stripe with one compare-exchange.
+  /// Pushes `n` indices onto the caller's CPU stripe with one compare-exchange (the bias
+  /// owner's onto stripe 0: one thread, no CPU to spread over).
   void push_many(const std::uint32_t* in, std::uint32_t n) noexcept {
     if (n == 0) return;
     for (std::uint32_t k = 0; k + 1 < n; ++k)
       next_[in[k]].store(in[k + 1], std::memory_order_relaxed);
-    if (bias_.enter()) {
-      link<true>(0, in[0], in[n - 1]);  // one thread: no CPU to spread over
-      bias_.leave();
-      return;
-    }
-    link<false>(own_stripe(), in[0], in[n - 1]);
+    bias_.run([&] { link<true>(0, in[0], in[n - 1]); },
+              [&] { link<false>(own_stripe(), in[0], in[n - 1]); });
   }
 
   /// Spreads `first .. first+count-1` over the stripes in ascending contiguous runs (stripe 0
@@ -295,6 +265,30 @@ class lock_free_policy {
     } else {
       return head.compare_exchange_weak(expected, desired, success, std::memory_order_acquire);
     }
+  }
+
+  // Without the bias: one attempt on the caller's stripe inline; an unknown CPU, contention,
+  // stealing and emptiness go out of line, so that the pool's acquire stays small enough to
+  // inline.
+  std::uint32_t pop_shared() noexcept {
+    const std::int32_t cpu = detail::cpu_hint_fast();
+    if (cpu >= 0) [[likely]] {
+      const std::uint32_t own = static_cast<std::uint32_t>(cpu) & mask_;
+      std::atomic<std::uint64_t>& head = stripes_[own].head;
+      std::uint64_t h = head.load(std::memory_order_acquire);
+      const auto top = static_cast<std::uint32_t>(h);
+      if (top != free_list_npos) [[likely]] {
+        // May read a stale next if another thread popped `top` meanwhile; the tag then
+        // differs and the compare-exchange below fails.
+        const std::uint32_t next = next_[top].load(std::memory_order_relaxed);
+        if (head.compare_exchange_weak(h, pack(tag(h) + 1, next), std::memory_order_acquire,
+                                       std::memory_order_relaxed)) [[likely]] {
+          record(top, own);
+          return top;
+        }
+      }
+    }
+    return pop_slow();
   }
 
   // With the owner bias held: the top of stripe 0, where the owner pushes, else of the first
