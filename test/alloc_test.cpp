@@ -10,11 +10,25 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
+
+#if defined(__linux__)
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstddef>
+#endif
 
 #include "xlamem/alloc/exhaustion.hpp"
 #include "xlamem/alloc/fault_injection_adaptor.hpp"
@@ -606,11 +620,12 @@ TEST_SUITE("alloc/pool") {
     CHECK(cache.cached() >= 2);
   }
 
-#if XLAMEM_DEBUG_CHECKS
   TEST_CASE("debug checks: double release, foreign pointers, poisoning, leaks") {
+    using checked_fifo = fixed_block_pool<aligned_heap_memory, mutex_fifo_policy, fail_policy,
+                                          debug_checks>;
     misuse_log log;
     {
-      fixed_block_pool<aligned_heap_memory, mutex_fifo_policy> pool(
+      checked_fifo pool(
           aligned_heap_memory{}, pool_options{.block_count = 4,
                                               .block_size = 32,
                                               .alignment = 16,
@@ -638,7 +653,7 @@ TEST_SUITE("alloc/pool") {
       // A write after release is caught when the block is next handed out (FIFO: block 0
       // comes back after blocks 1..3).
       static_cast<unsigned char*>(p)[5] = 1;
-      std::vector<fixed_block_pool<aligned_heap_memory, mutex_fifo_policy>::handle> hs;
+      std::vector<checked_fifo::handle> hs;
       for (int i = 0; i < 4; ++i) hs.push_back(pool.acquire());
       CHECK(log.saw("block 0 was written after its release (byte 5)"));
       hs.pop_back();
@@ -653,12 +668,14 @@ TEST_SUITE("alloc/pool") {
     }
     CHECK(log.saw("fixed_block_pool 'dbg': destroyed while 1 block(s) are still held"));
 
+    using checked = fixed_block_pool<aligned_heap_memory, lock_free_policy, fail_policy,
+                                     debug_checks>;
     misuse_log log2;
-    fixed_block_pool<aligned_heap_memory> pool(
+    checked pool(
         aligned_heap_memory{},
         pool_options{.block_count = 4, .block_size = 8, .name = "c", .on_misuse = log2.handler()});
     {
-      auto cache = std::make_unique<fixed_block_pool<aligned_heap_memory>::local_cache>(pool);
+      auto cache = std::make_unique<checked::local_cache>(pool);
       auto h = cache->acquire();
       cache.reset();  // destroyed while h still holds a block
       CHECK(log2.saw(
@@ -667,7 +684,25 @@ TEST_SUITE("alloc/pool") {
       pool.deallocate(h.detach(), 8, 8);
     }
   }
-#endif
+
+  TEST_CASE("without debug checks (the default) the pool tracks nothing and reports nothing") {
+    static_assert(std::is_same_v<fixed_block_pool<aligned_heap_memory>::checks_type,
+                                 no_debug_checks>);
+    misuse_log log;
+    fixed_block_pool<aligned_heap_memory> pool(
+        aligned_heap_memory{},
+        pool_options{.block_count = 2, .block_size = 16, .name = "plain", .on_misuse = log.handler()});
+    CHECK(pool.held() == -1);
+    void* p = pool.allocate(16, 8);
+    std::memset(p, 7, 16);
+    pool.deallocate(p, 16, 8);
+    // No poisoning: the bytes stay as they were written.
+    const auto* bytes = static_cast<const unsigned char*>(p);
+    CHECK(std::all_of(bytes, bytes + 16, [](unsigned char c) { return c == 7; }));
+    int local = 0;
+    pool.deallocate(&local, 4, 4);  // a foreign pointer is ignored, not reported
+    CHECK(log.messages.empty());
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -676,6 +711,12 @@ TEST_SUITE("alloc/pool") {
 // stripes are exercised whatever the machine's core count.
 
 namespace {
+
+template <class L>
+concept has_owner_bias = requires(L& l) { l.owner_bias_state(); l.revoke_owner_bias(); };
+
+template <class P>
+concept can_revoke_bias = requires(P& p) { p.revoke_owner_bias(); };
 
 // Pops until empty; checks each index is in range and seen once, and that the list stays empty.
 template <class F>
@@ -710,11 +751,10 @@ TEST_SUITE("alloc/free_list") {
     CHECK(lock_free_policy(2).stripe_count() <= 2);
   }
 
-  TEST_CASE("lock_free_policy with one stripe is an exact LIFO, owned or shared") {
-    for (bool shared : {false, true}) {
-      CAPTURE(shared);
-      lock_free_policy list(8, 1);
-      if (shared) list.revoke_owner_bias();
+  TEST_CASE_TEMPLATE("lock_free_policy with one stripe is an exact LIFO, owned or shared", L,
+                     lock_free_policy, owner_biased<lock_free_policy>) {
+    {
+      L list(8, 1);
       list.push_range(0, 8);
       for (std::uint32_t i = 0; i < 3; ++i) CHECK(list.pop() == i);  // range order
       list.push(1);
@@ -732,15 +772,14 @@ TEST_SUITE("alloc/free_list") {
     }
   }
 
-  TEST_CASE("lock_free_policy returns every index exactly once over any stripe count") {
-    for (bool shared : {false, true}) {
+  TEST_CASE_TEMPLATE("lock_free_policy returns every index exactly once over any stripe count", L,
+                     lock_free_policy, owner_biased<lock_free_policy>) {
+    {
       for (std::uint32_t stripes : {1u, 2u, 4u, 8u, 64u}) {
         for (std::uint32_t n : {1u, 7u, 16u, 100u, 1000u}) {
-          CAPTURE(shared);
           CAPTURE(stripes);
           CAPTURE(n);
-          lock_free_policy list(n, stripes);
-          if (shared) list.revoke_owner_bias();
+          L list(n, stripes);
           CHECK(list.pop() == free_list_npos);  // empty at first
           // Two ranges, as a pool that grew: the first index of the second is handed out
           // directly, never pushed.
@@ -779,14 +818,13 @@ TEST_SUITE("alloc/free_list") {
     }
   }
 
-  TEST_CASE("lock_free_policy spreads a range over the stripes in ascending runs") {
+  TEST_CASE_TEMPLATE("lock_free_policy spreads a range over the stripes in ascending runs", L,
+                     lock_free_policy, owner_biased<lock_free_policy>) {
     // 128 indices over 4 stripes: runs of 32. Whatever stripe the caller's CPU picks, each
     // run comes out ascending and whole, one run after another, as long as the thread stays
     // on one CPU; with migrations the runs may interleave, so only per-run order is checked.
-    for (bool shared : {false, true}) {
-      CAPTURE(shared);
-      lock_free_policy list(128, 4);
-      if (shared) list.revoke_owner_bias();
+    {
+      L list(128, 4);
       list.push_range(0, 128);
       auto got = drain(list, 128);
       REQUIRE(got.size() == 128);
@@ -803,7 +841,7 @@ TEST_SUITE("alloc/free_list") {
   }
 
   TEST_CASE_TEMPLATE("owner bias: the first thread owns the list, a second revokes it for good", F,
-                     lock_free_policy, mutex_fifo_policy) {
+                     owner_biased<lock_free_policy>, owner_biased<mutex_fifo_policy>) {
     using state = owner_bias::state_kind;
     const bool can_bias = owner_bias::available();
     if (!can_bias) MESSAGE("this process cannot have membarrier: lists start shared");
@@ -850,11 +888,24 @@ TEST_SUITE("alloc/free_list") {
     CHECK(up_front.owner_bias_state() == state::shared);
   }
 
-  TEST_CASE("mutex_fifo_policy is first-in first-out, owned or shared") {
-    for (bool shared : {false, true}) {
-      CAPTURE(shared);
-      mutex_fifo_policy list(8);
-      if (shared) list.revoke_owner_bias();
+  TEST_CASE("the default thread-safe lists carry no owner bias") {
+    static_assert(!has_owner_bias<lock_free_policy>);
+    static_assert(!has_owner_bias<mutex_fifo_policy>);
+    static_assert(has_owner_bias<owner_biased<lock_free_policy>>);
+    static_assert(has_owner_bias<owner_biased<mutex_fifo_policy>>);
+    // The bias is the only difference in size: none for the default lists.
+    static_assert(sizeof(lock_free_policy) < sizeof(owner_biased<lock_free_policy>));
+    static_assert(sizeof(mutex_fifo_policy) < sizeof(owner_biased<mutex_fifo_policy>));
+    static_assert(!can_revoke_bias<fixed_block_pool<aligned_heap_memory>>);
+    static_assert(
+        can_revoke_bias<fixed_block_pool<aligned_heap_memory, owner_biased<lock_free_policy>>>);
+    CHECK(lock_free_policy(4, 1).stripe_count() == 1);
+  }
+
+  TEST_CASE_TEMPLATE("mutex_fifo_policy is first-in first-out, owned or shared", L,
+                     mutex_fifo_policy, owner_biased<mutex_fifo_policy>) {
+    {
+      L list(8);
       list.push_range(0, 4);
       CHECK(list.pop() == 0);
       list.push(7);
@@ -1217,13 +1268,13 @@ std::uint64_t stress(Pool& pool, int threads, std::uint64_t pairs_per_thread) {
   return done.load();
 }
 
-template <class F, class E>
+template <class F, class E, class C = no_debug_checks>
 void stress_combination(std::uint64_t total_pairs) {
   std::uint64_t done = 0;
   for (int threads : {2, 4}) {
     E policy{};
     if constexpr (E::action == exhaustion_action::grow) policy.max_chunks = 8;
-    fixed_block_pool<aligned_heap_memory, F, E> pool(
+    fixed_block_pool<aligned_heap_memory, F, E, C> pool(
         aligned_heap_memory{},
         pool_options{.block_count = static_cast<std::uint32_t>(threads + 1),
                      .block_size = 64,
@@ -1231,7 +1282,7 @@ void stress_combination(std::uint64_t total_pairs) {
                      .name = "stress"},
         policy);
     done += stress(pool, threads, total_pairs / 2 / static_cast<std::uint64_t>(threads));
-    if constexpr (XLAMEM_DEBUG_CHECKS != 0) CHECK(pool.held() == 0);
+    if constexpr (C::enabled) CHECK(pool.held() == 0);
   }
   CHECK(done == total_pairs);
 }
@@ -1252,6 +1303,18 @@ TEST_SUITE("alloc/concurrency") {
   TEST_CASE("mutex_fifo + grow") { stress_combination<mutex_fifo_policy, grow_policy>(100'000); }
   TEST_CASE("mutex_fifo + fallback") {
     stress_combination<mutex_fifo_policy, fallback_policy>(100'000);
+  }
+  TEST_CASE("lock_free + fail with debug checks") {
+    stress_combination<lock_free_policy, fail_policy, debug_checks>(100'000);
+  }
+  TEST_CASE("mutex_fifo + wait with debug checks") {
+    stress_combination<mutex_fifo_policy, wait_policy, debug_checks>(100'000);
+  }
+  TEST_CASE("owner_biased lock_free + fail") {
+    stress_combination<owner_biased<lock_free_policy>, fail_policy>(100'000);
+  }
+  TEST_CASE("owner_biased mutex_fifo + wait") {
+    stress_combination<owner_biased<mutex_fifo_policy>, wait_policy>(100'000);
   }
 
   TEST_CASE_TEMPLATE("local_cache per thread over a shared pool", F, lock_free_policy,
@@ -1297,10 +1360,12 @@ TEST_SUITE("alloc/concurrency") {
   // With wait_policy the owner's owned releases skip the waiter wake-up: a thread that would
   // wait has revoked first, so it must still see every block the owner released.
   TEST_CASE_TEMPLATE("owner bias revoked while the owner works", pool_t,
-                     fixed_block_pool<aligned_heap_memory, lock_free_policy>,
-                     fixed_block_pool<aligned_heap_memory, mutex_fifo_policy>,
-                     fixed_block_pool<aligned_heap_memory, lock_free_policy, wait_policy>,
-                     fixed_block_pool<aligned_heap_memory, mutex_fifo_policy, wait_policy>) {
+                     fixed_block_pool<aligned_heap_memory, owner_biased<lock_free_policy>>,
+                     fixed_block_pool<aligned_heap_memory, owner_biased<mutex_fifo_policy>>,
+                     fixed_block_pool<aligned_heap_memory, owner_biased<lock_free_policy>,
+                                      wait_policy>,
+                     fixed_block_pool<aligned_heap_memory, owner_biased<mutex_fifo_policy>,
+                                      wait_policy>) {
     std::uint64_t corrupt_total = 0;
     for (std::uint64_t round = 0; round < 100; ++round) {
       pool_t pool(aligned_heap_memory{},
@@ -1345,6 +1410,88 @@ TEST_SUITE("alloc/concurrency") {
     }
     CHECK(corrupt_total == 0);
   }
+
+#if defined(__linux__)
+  // A seccomp filter that kills the process on `membarrier` (as a sandbox that allows only
+  // known system calls would): pools with the default policies, shared by two threads in the
+  // hand-off pattern, must run to the end under it; an owner-biased pool is killed, which shows
+  // the filter bites.
+  TEST_CASE("the default thread-safe pools make no membarrier system call") {
+    const auto run_filtered = [](auto body) {
+      const pid_t pid = ::fork();
+      REQUIRE(pid >= 0);
+      if (pid == 0) {
+        sock_filter code[] = {
+            BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+            BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        };
+        sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
+        if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 ||
+            ::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) {
+          ::_exit(3);  // no filter: reported below as a failure, never as a pass
+        }
+        ::_exit(body());
+      }
+      int status = 0;
+      REQUIRE(::waitpid(pid, &status, 0) == pid);
+      return status;
+    };
+    // Acquire on one thread, release on the other, both ways, then a local_cache on each.
+    const auto hand_off = [](auto& pool) {
+      using pool_t = std::remove_reference_t<decltype(pool)>;
+      int bad = 0;
+      for (int round = 0; round < 200; ++round) {
+        typename pool_t::handle h = pool.acquire();
+        *h.template get<int>() = round;
+        std::thread([&] {
+          if (*h.template get<int>() != round) ++bad;
+          h.reset();
+          auto mine = pool.acquire();
+          h = std::move(mine);
+        }).join();
+        h.reset();
+      }
+      std::thread t([&] {
+        typename pool_t::local_cache cache(pool, 4);
+        for (int k = 0; k < 1000; ++k) (void)cache.acquire();
+      });
+      {
+        typename pool_t::local_cache cache(pool, 4);
+        for (int k = 0; k < 1000; ++k) (void)cache.acquire();
+      }
+      t.join();
+      return bad;
+    };
+    const auto exercise = [&](auto pool_tag) {
+      using pool_t = typename decltype(pool_tag)::type;
+      return [&] {
+        pool_t pool(aligned_heap_memory{},
+                    pool_options{.block_count = 16, .block_size = 16, .name = "sandboxed"});
+        return hand_off(pool);
+      };
+    };
+    const auto exited_cleanly = [](int status) {
+      return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    };
+    using lf = fixed_block_pool<aligned_heap_memory, lock_free_policy>;
+    using mf = fixed_block_pool<aligned_heap_memory, mutex_fifo_policy>;
+    using lf_wait = fixed_block_pool<aligned_heap_memory, lock_free_policy, wait_policy>;
+    using mf_grow = fixed_block_pool<aligned_heap_memory, mutex_fifo_policy, grow_policy>;
+    CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<lf>{}))));
+    CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<mf>{}))));
+    CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<lf_wait>{}))));
+    CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<mf_grow>{}))));
+    // The control: the opt-in owner bias registers for membarrier on first use.
+    if (owner_bias::supported()) {
+      using biased = fixed_block_pool<aligned_heap_memory, owner_biased<lock_free_policy>>;
+      const int status = run_filtered(exercise(std::type_identity<biased>{}));
+      CHECK(WIFSIGNALED(status));
+      if (WIFSIGNALED(status)) CHECK(WTERMSIG(status) == SIGSYS);
+    }
+  }
+#endif
 
   TEST_CASE_TEMPLATE("bulk acquire/release under contention", F, lock_free_policy,
                      mutex_fifo_policy) {

@@ -1,29 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// `fixed_block_pool<Upstream, FreeList, ExhaustionPolicy>`: N blocks of B bytes at alignment A,
+/// `fixed_block_pool<Upstream, FreeList, Exhaustion, Checks>`: N blocks of B bytes at alignment A,
 /// carved from one upstream allocation, handed out as move-only RAII handles (the replacement
 /// for XLA's HostMemoryPool). The free list (locking) and the behaviour when exhausted are
 /// template policies; the pool itself is also a `memory_resource` for requests that fit a block.
 ///
 /// Thread safety: `acquire`, `try_acquire`, `allocate`, `deallocate` and handle release may run
 /// concurrently when `FreeList::thread_safe`. Handles and pointers must not outlive the pool.
-/// Cost: acquire and release are O(1): plain loads and stores while one thread alone uses the
-/// pool (the free list's owner bias, see free_list.hpp), else one compare-exchange each with
-/// `lock_free_policy` on the caller's CPU stripe (an acquire that must steal visits the other
-/// stripes) or one lock with `mutex_fifo_policy`; the
-/// raw `deallocate` additionally maps the pointer to its block (a division; O(chunks) with
+/// Cost: acquire and release are O(1): one compare-exchange each with `lock_free_policy` on
+/// the caller's CPU stripe (an acquire that must steal visits the other stripes), one lock
+/// with `mutex_fifo_policy`, plain loads and stores with `single_thread_policy` (and with an
+/// `owner_biased<...>` list while one thread alone uses the pool, see free_list.hpp); the raw
+/// `deallocate` additionally maps the pointer to its block (a division; O(chunks) with
 /// `grow_policy`).
 ///
-/// Debug checks (`XLAMEM_DEBUG_CHECKS`, on unless NDEBUG): a double release or a pointer the pool
-/// did not hand out is reported to `pool_options::on_misuse` (default `XLAMEM_MISUSE`, which
-/// aborts) and ignored; over host-accessible upstreams released blocks are filled with
-/// `poison_byte` and checked on the next acquire (a write after release is reported), and the
-/// destructor reports blocks still held.
+/// Debug checks (`Checks = debug_checks`; the default `no_debug_checks` has none): a double
+/// release or a pointer the pool did not hand out is reported to `pool_options::on_misuse`
+/// (default `XLAMEM_MISUSE`, which aborts) and ignored; over host-accessible upstreams released
+/// blocks are filled with `poison_byte` and checked on the next acquire (a write after release
+/// is reported), and the destructor reports blocks still held. They are a template parameter,
+/// not a build flag, so that the pool's layout and code are the same in every translation unit
+/// whatever `NDEBUG` says there (see docs/alloc.md).
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <concepts>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -70,6 +73,26 @@ struct pool_options {
 /// The byte debug checks fill released blocks with.
 inline constexpr unsigned char poison_byte = 0xDD;
 
+/// Debug checks of a `fixed_block_pool` (its `Checks` parameter): `enabled` says whether the
+/// pool tracks every block (one byte per block and a held count, updated by every acquire and
+/// release) and poisons released blocks.
+template <class C>
+concept debug_check_policy = requires {
+  { C::enabled } -> std::convertible_to<bool>;
+};
+
+/// No debug checks (the default): acquire and release do nothing beyond the free list.
+struct no_debug_checks {
+  static constexpr bool enabled = false;
+};
+
+/// Debug checks on: double releases, foreign pointers, writes after release and blocks still
+/// held at destruction are reported (see the file comment). Costs an atomic increment and an
+/// exchange per acquire + release, and a pass over the block (poisoning) each way.
+struct debug_checks {
+  static constexpr bool enabled = true;
+};
+
 namespace detail {
 
 struct no_waiters {
@@ -107,16 +130,18 @@ struct debug_state {
 /// @tparam Upstream where the chunk(s) come from (and fallback blocks, with `fallback_policy`).
 /// @tparam FreeList `lock_free_policy` (default), `mutex_fifo_policy` or `single_thread_policy`.
 /// @tparam Exhaustion `fail_policy` (default), `wait_policy`, `grow_policy` or `fallback_policy`.
+/// @tparam Checks `no_debug_checks` (default) or `debug_checks`.
 template <memory_resource Upstream, free_list_policy FreeList = lock_free_policy,
-          exhaustion_policy Exhaustion = fail_policy>
+          exhaustion_policy Exhaustion = fail_policy, debug_check_policy Checks = no_debug_checks>
 class fixed_block_pool
-    : public forward_properties<fixed_block_pool<Upstream, FreeList, Exhaustion>, Upstream> {
+    : public forward_properties<fixed_block_pool<Upstream, FreeList, Exhaustion, Checks>,
+                                Upstream> {
   static constexpr exhaustion_action action = Exhaustion::action;
   static constexpr bool grows = action == exhaustion_action::grow;
   static constexpr bool waits = action == exhaustion_action::wait;
   static constexpr bool falls_back = action == exhaustion_action::fallback;
   // Spelled as dependent on Upstream so discarded `if constexpr` branches are not checked.
-  static constexpr bool debug = XLAMEM_DEBUG_CHECKS != 0 && sizeof(Upstream) != 0;
+  static constexpr bool debug = Checks::enabled && sizeof(Upstream) != 0;
   static constexpr bool poisons = debug && has_property<Upstream, host_accessible>;
   static_assert(!waits || FreeList::thread_safe,
                 "fixed_block_pool: wait_policy needs a thread-safe free list (a single-thread "
@@ -126,6 +151,7 @@ class fixed_block_pool
   using upstream_type = Upstream;
   using free_list_type = FreeList;
   using exhaustion_type = Exhaustion;
+  using checks_type = Checks;
 
   /// The index of a block served by the upstream (fallback) rather than the pool.
   static constexpr std::uint32_t upstream_index = free_list_npos;

@@ -26,15 +26,23 @@
 ///   behaviour of XLA's HostMemoryPool, without its per-push `std::queue` node allocations).
 /// - `single_thread_policy`: a LIFO stack with no synchronisation at all.
 ///
-/// Owner bias: both thread-safe policies carry an `owner_bias` (owner_bias.hpp). While one
-/// thread alone has used the list, that thread's pops and pushes use plain loads and stores:
-/// `lock_free_policy` works on the same tagged stripes (scanned from stripe 0, no CPU read,
-/// no compare-exchange), `mutex_fifo_policy` on the same ring without the mutex. The first
-/// call from another thread revokes the bias for good (one `membarrier` system call) and
-/// from then on every call takes the synchronised path described above. The data structure
-/// is the same in both modes, so revoking moves nothing. `push_range` always takes the
-/// synchronised path and never claims the bias: it runs while the pool is built, and when a
-/// pool grows, after the growing thread's own `pop`.
+/// Owner bias, opt in: `owner_biased<lock_free_policy>` and `owner_biased<mutex_fifo_policy>`
+/// are the same lists carrying an `owner_bias` (owner_bias.hpp). While one thread alone has
+/// used the list, that thread's pops and pushes use plain loads and stores:
+/// `owner_biased<lock_free_policy>` works on the same tagged stripes (scanned from stripe 0, no
+/// CPU read, no compare-exchange), `owner_biased<mutex_fifo_policy>` on the same ring without
+/// the mutex. The first call from another thread revokes the bias for good (one `membarrier`
+/// system call, an inter-processor interrupt to every CPU running the process) and from then
+/// on every call takes the synchronised path described above. The data structure is the same
+/// in both modes, so revoking moves nothing. `push_range` always takes the synchronised path
+/// and never claims the bias: it runs while the pool is built, and when a pool grows, after
+/// the growing thread's own `pop`.
+/// Why opt in: the plain `lock_free_policy` and `mutex_fifo_policy` make no system call at
+/// all, so they are safe under a seccomp filter, from a signal handler's point of view (as
+/// safe as the synchronised path is) and with the hand-off pattern (acquire on one thread,
+/// release on another), which revokes a bias at once. A pool that one thread uses is better
+/// served by `single_thread_policy` or a `local_cache`; `owner_biased` is for a pool that one
+/// thread usually has to itself but others may touch.
 ///
 /// Contract the compiler cannot check: `push(i)` is called only for an index in
 /// `[0, max_capacity)` that is not already in the list; `push_range(first, n)` makes
@@ -75,6 +83,7 @@
 
 #include "xlamem/align.hpp"
 #include "xlamem/alloc/owner_bias.hpp"
+#include "xlamem/config.hpp"
 
 namespace xlamem {
 
@@ -122,12 +131,25 @@ namespace detail {
 #endif
 }
 
-}  // namespace detail
+
+// The bias of a list that has none: every operation takes the synchronised path. Empty, so
+// `[[no_unique_address]]` makes it cost no byte.
+struct no_owner_bias {
+  template <class Plain, class Synchronised>
+  decltype(auto) run(Plain&&, Synchronised&& synchronised) noexcept {
+    return synchronised();
+  }
+};
+
+template <bool Biased>
+using owner_bias_for = std::conditional_t<Biased, owner_bias, no_owner_bias>;
 
 /// Lock-free free list striped by CPU: one Treiber stack (LIFO) per stripe, each head a tagged
 /// 64-bit word (ABA-safe) on its own cache line, over one shared array of next-indices.
 /// Thread-safe. See the file comment for where each operation pushes and pops.
-class lock_free_policy {
+/// @tparam Biased whether it carries an owner bias (`owner_biased<lock_free_policy>`).
+template <bool Biased>
+class lock_free_list {
  public:
   static constexpr bool thread_safe = true;
   /// The most stripes a list has.
@@ -137,7 +159,7 @@ class lock_free_policy {
   /// thread (`std::thread::hardware_concurrency()`); any count is rounded up to a power of two,
   /// capped at `max_stripes`, then halved until it is at most `max_capacity` (at least 1).
   /// Costs 64 bytes per stripe besides 4 bytes per index.
-  explicit lock_free_policy(std::uint32_t max_capacity, std::uint32_t stripes = 0)
+  explicit lock_free_list(std::uint32_t max_capacity, std::uint32_t stripes = 0)
       : mask_(stripe_count_for(max_capacity, stripes) - 1),
         stripes_(std::make_unique<stripe[]>(mask_ + 1)),
         next_(std::make_unique<std::atomic<std::uint32_t>[]>(max_capacity)) {}
@@ -146,11 +168,15 @@ class lock_free_policy {
   [[nodiscard]] std::uint32_t stripe_count() const noexcept { return mask_ + 1; }
 
   /// Where the owner bias stands (see the file comment).
-  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
+  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept requires Biased {
+    return bias_.state();
+  }
   /// Every call takes the synchronised path from now on (see `owner_bias::revoke`).
-  void revoke_owner_bias() noexcept { bias_.revoke(); }
+  void revoke_owner_bias() noexcept requires Biased { bias_.revoke(); }
   /// Whether the calling thread owns the list (see `owner_bias::held_by_caller`).
-  [[nodiscard]] bool owned_by_caller() const noexcept { return bias_.held_by_caller(); }
+  [[nodiscard]] bool owned_by_caller() const noexcept requires Biased {
+    return bias_.held_by_caller();
+  }
 
   /// Pops from the caller's CPU stripe, else steals from the others (stripe `own ^ j` for
   /// j = 1, 2, ...); `free_list_npos` only if every stripe was empty at one instant (see
@@ -408,26 +434,31 @@ class lock_free_policy {
   alignas(64) std::uint32_t mask_;  // stripe count - 1 (a power of two minus one)
   std::unique_ptr<stripe[]> stripes_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> next_;
-  owner_bias bias_;  // on a line of its own (aligned inside)
+  XLAMEM_NO_UNIQUE_ADDRESS owner_bias_for<Biased> bias_;  // owner_bias: a line of its own
 };
-static_assert(free_list_policy<lock_free_policy>);
 
 /// Mutex-guarded FIFO free list: the least recently released block is reused first, as in
 /// XLA's HostMemoryPool. Thread-safe.
-class mutex_fifo_policy {
+/// @tparam Biased whether it carries an owner bias (`owner_biased<mutex_fifo_policy>`).
+template <bool Biased>
+class mutex_fifo_list {
  public:
   static constexpr bool thread_safe = true;
 
-  explicit mutex_fifo_policy(std::uint32_t max_capacity)
+  explicit mutex_fifo_list(std::uint32_t max_capacity)
       : mask_(next_power_of_two(max_capacity == 0 ? 1 : max_capacity) - 1),
         ring_(std::make_unique<std::uint32_t[]>(mask_ + 1)) {}
 
   /// Where the owner bias stands (see the file comment).
-  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept { return bias_.state(); }
+  [[nodiscard]] owner_bias::state_kind owner_bias_state() const noexcept requires Biased {
+    return bias_.state();
+  }
   /// Every call takes the mutex from now on (see `owner_bias::revoke`).
-  void revoke_owner_bias() noexcept { bias_.revoke(); }
+  void revoke_owner_bias() noexcept requires Biased { bias_.revoke(); }
   /// Whether the calling thread owns the list (see `owner_bias::held_by_caller`).
-  [[nodiscard]] bool owned_by_caller() const noexcept { return bias_.held_by_caller(); }
+  [[nodiscard]] bool owned_by_caller() const noexcept requires Biased {
+    return bias_.held_by_caller();
+  }
 
   [[nodiscard]] std::uint32_t pop() noexcept {
     return exclusively(
@@ -460,8 +491,8 @@ class mutex_fifo_policy {
   }
 
  private:
-  // Runs `f` with the ring to itself: under the owner bias (one thread uses the list) with no
-  // lock, else under the mutex.
+  // Runs `f` with the ring to itself: under the owner bias (one thread uses the list, biased
+  // lists only) with no lock, else under the mutex.
   template <class F>
   std::invoke_result_t<F&> exclusively(F&& f) noexcept {
     return bias_.run(f, [&] {
@@ -470,14 +501,55 @@ class mutex_fifo_policy {
     });
   }
 
-  owner_bias bias_;
+  XLAMEM_NO_UNIQUE_ADDRESS owner_bias_for<Biased> bias_;
   std::mutex mutex_;
   std::uint64_t front_ = 0;  // next to pop; monotone, so front_ == back_ means empty
   std::uint64_t back_ = 0;   // next free slot
   std::uint64_t mask_;
   std::unique_ptr<std::uint32_t[]> ring_;
 };
+
+}  // namespace detail
+
+/// The default thread-safe free list: lock-free, striped by CPU (see the file comment). Makes
+/// no system call.
+class lock_free_policy : public detail::lock_free_list<false> {
+ public:
+  using detail::lock_free_list<false>::lock_free_list;
+};
+static_assert(free_list_policy<lock_free_policy>);
+
+/// The FIFO free list under a mutex, as XLA's HostMemoryPool (see the file comment).
+class mutex_fifo_policy : public detail::mutex_fifo_list<false> {
+ public:
+  using detail::mutex_fifo_list<false>::mutex_fifo_list;
+};
 static_assert(free_list_policy<mutex_fifo_policy>);
+
+/// `FreeList` with an owner bias (see the file comment and owner_bias.hpp): defined for
+/// `lock_free_policy` and `mutex_fifo_policy`.
+template <class FreeList>
+class owner_biased {
+  static_assert(sizeof(FreeList) == 0,
+                "owner_biased<F>: F must be lock_free_policy or mutex_fifo_policy (the other "
+                "policies have no synchronisation for a bias to skip)");
+};
+
+/// `lock_free_policy` whose first thread skips the compare-exchanges until a second arrives.
+template <>
+class owner_biased<lock_free_policy> : public detail::lock_free_list<true> {
+ public:
+  using detail::lock_free_list<true>::lock_free_list;
+};
+static_assert(free_list_policy<owner_biased<lock_free_policy>>);
+
+/// `mutex_fifo_policy` whose first thread skips the mutex until a second arrives.
+template <>
+class owner_biased<mutex_fifo_policy> : public detail::mutex_fifo_list<true> {
+ public:
+  using detail::mutex_fifo_list<true>::mutex_fifo_list;
+};
+static_assert(free_list_policy<owner_biased<mutex_fifo_policy>>);
 
 /// Unsynchronised LIFO free list for pools used by one thread at a time. Not thread-safe.
 class single_thread_policy {

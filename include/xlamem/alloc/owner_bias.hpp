@@ -2,8 +2,10 @@
 /// @file
 /// `owner_bias`: lets the one thread that uses a thread-safe structure skip its atomic
 /// read-modify-writes and locks until a second thread arrives (biased ownership, as in the
-/// JVM's biased locking). The free-list policies use it; a pool used by one thread then costs
-/// plain loads and stores, and one that is shared costs what it did before, plus one load.
+/// JVM's biased locking). The opt-in free lists `owner_biased<lock_free_policy>` and
+/// `owner_biased<mutex_fifo_policy>` (free_list.hpp) use it; a pool used by one thread then
+/// costs plain loads and stores, and one that is shared costs what it did before, plus one
+/// load. The default policies do not carry it and never make its system call.
 ///
 /// States: unowned -> owned by the first thread that calls `enter` -> revoking -> shared. The
 /// owner brackets each operation with `enter` / `leave` and inside it accesses the structure
@@ -23,8 +25,9 @@
 /// (acquire) -> `shared` (release) -> their load of the state (acquire).
 ///
 /// Where the process cannot have that barrier (not Linux, a kernel without `membarrier`, a
-/// seccomp filter that refuses it), or with `XLAMEM_OWNER_BIAS` defined to 0, the state
-/// starts `shared` and `enter` is one load and two compares that return false.
+/// seccomp filter that refuses it), the state starts `shared` and `enter` is one load and two
+/// compares that return false. (Whether the platform can is decided from the target's system
+/// headers, never from a macro a translation unit sets.)
 ///
 /// Caveats, documented in docs/alloc.md: the bias does not come back once revoked (a pool
 /// handed between threads stays on the synchronised path); the revoking thread waits while
@@ -39,7 +42,7 @@
 
 #include "xlamem/config.hpp"
 
-#if XLAMEM_OWNER_BIAS && defined(__linux__) && defined(__has_include) && defined(__has_builtin)
+#if defined(__linux__) && defined(__has_include) && defined(__has_builtin)
 #if __has_include(<linux/membarrier.h>) && __has_builtin(__builtin_thread_pointer)
 #include <linux/membarrier.h>
 #include <sys/syscall.h>

@@ -9,9 +9,9 @@
 /// - Every call makes the device's primary context current and restores the previous one.
 /// - `cuMemFree` synchronises the device (driver behaviour), so a pool over this resource pays
 ///   that only when the pool itself is destroyed.
-/// - A free the driver refuses is given to the log policy (`free_failed`); with debug checks an
+/// - A free the driver refuses is given to the log policy (`free_failed`); a
 ///   `CUDA_ERROR_INVALID_VALUE` there (a pointer this resource did not hand out, or a double
-///   free) is reported to `XLAMEM_MISUSE`.
+///   free) is then reported to `XLAMEM_MISUSE`, in every build.
 ///
 /// Thread safety: all members may be called concurrently (the driver is thread-safe, and the
 /// log policy must be). Copies share the retained context and are equal.

@@ -204,13 +204,11 @@ class cuda_vmm_device_memory
       free_failed(
           p, bytes, size,
           d.make_error(r, detail::cuda_call(name, "cuMemUnmap", size, ordinal())).message());
-#if XLAMEM_DEBUG_CHECKS
-      if (r == CUDA_ERROR_INVALID_VALUE) {
+      if (r == CUDA_ERROR_INVALID_VALUE) {  // in every build (see detail::scoped_free)
         XLAMEM_MISUSE(
             "cuda_vmm_device_memory: cuMemUnmap refused a range (CUDA_ERROR_INVALID_VALUE): "
             "not from this resource, freed twice, or freed with another size");
       }
-#endif
       return;
     }
     if (const CUresult r = api.mem_address_free(ptr, size); r != CUDA_SUCCESS) {

@@ -88,8 +88,10 @@ void free_failed(Log& log, std::string_view resource, int ordinal, void* p, std:
 
 /// Frees `p` with `do_free()` (a driver call named `call`, returning its `CUresult`) while
 /// `context` is current, and logs the outcome: `free`, or `free_failed` with the scope's or the
-/// driver's error. With debug checks a `CUDA_ERROR_INVALID_VALUE` from the driver is reported
-/// to `XLAMEM_MISUSE` with `misuse` (a pointer the resource did not hand out, or a double free).
+/// driver's error. A `CUDA_ERROR_INVALID_VALUE` from the driver is then reported to
+/// `XLAMEM_MISUSE` with `misuse` (a pointer the resource did not hand out, or a double free),
+/// in every build: the driver has done the check already, so it costs nothing on a good free,
+/// and no inline body depends on `NDEBUG`.
 template <class Log, class Free>
 void scoped_free(Log& log, std::string_view resource, const cuda_primary_context& context, void* p,
                  std::size_t bytes, std::size_t reserved, std::string_view call, Free do_free,
@@ -104,12 +106,9 @@ void scoped_free(Log& log, std::string_view resource, const cuda_primary_context
     free_failed(
         log, resource, ordinal, p, bytes, reserved,
         context.driver().make_error(r, cuda_call(resource, call, bytes, ordinal)).message());
-#if XLAMEM_DEBUG_CHECKS
     if (r == CUDA_ERROR_INVALID_VALUE) XLAMEM_MISUSE(misuse);
-#endif
     return;
   }
-  (void)misuse;
   log_event(log, cuda_allocation_event_kind::free, resource, ordinal, bytes, reserved, p);
 }
 
