@@ -4,7 +4,9 @@
 // result), glibc malloc/free of the same size, and mimalloc / jemalloc through their own APIs.
 // Patterns: an acquire+release pair (1 and 2 threads) and a burst (acquire 64, release 64).
 // Pool variants: each free-list policy used directly, through `try_acquire_many` /
-// `release_many` ("+bulk"), and through a per-thread `local_cache` ("+cache").
+// `release_many` ("+bulk"), and through a per-thread `local_cache` ("+cache"); the default
+// lists (no owner bias, no system call) and the opt-in `owner_biased<...>` lists ("biased_")
+// side by side.
 // The summary at the end prints every ratio issue 3 asks for, from this run's figures.
 //
 // mimalloc and jemalloc are opened with dlopen(RTLD_LOCAL) and called through dlsym'd
@@ -105,21 +107,27 @@ std::unique_ptr<fixed_block_pool<aligned_heap_memory, F, E>> make_pool() {
                                           .name = "bench"});
 }
 
-// A pool two threads have used: the owner bias is revoked, so every call takes the
-// synchronised path (compare-exchange, or the mutex), whichever thread calls.
+using biased_lock_free = owner_biased<lock_free_policy>;
+using biased_mutex_fifo = owner_biased<mutex_fifo_policy>;
+
+// A pool two threads have used: an owner bias is revoked, so every call takes the
+// synchronised path (compare-exchange, or the mutex), whichever thread calls. (The default
+// lists have no bias: this changes nothing for them.)
 template <class F>
 std::unique_ptr<pool_t<F>> make_shared_pool() {
   auto pool = make_pool<F>();
-  std::thread([&] { (void)pool->acquire(); }).join();  // claims the bias
+  std::thread([&] { (void)pool->acquire(); }).join();  // claims a bias
   (void)pool->acquire();                               // revokes it
   return pool;
 }
 
 // The shared pools, used by the two-thread runs, the ":shared" runs and the local_cache
-// variants; built in main(). The one-thread runs without a suffix build their own pool, used by
-// that thread alone (the owner bias holds, as for a pool that one worker owns).
+// variants; built in main(). The one-thread `biased_` runs without a suffix build their own
+// pool, used by that thread alone (the owner bias holds, as for a pool that one worker owns).
 std::unique_ptr<pool_t<lock_free_policy>> lock_free_pool;
 std::unique_ptr<pool_t<mutex_fifo_policy>> mutex_fifo_pool;
+std::unique_ptr<pool_t<biased_lock_free>> biased_lock_free_pool;
+std::unique_ptr<pool_t<biased_mutex_fifo>> biased_mutex_fifo_pool;
 std::unique_ptr<pool_t<single_thread_policy>> single_thread_pool;
 std::unique_ptr<xla_style_pool> xla_pool;
 
@@ -184,7 +192,7 @@ void pool_burst(benchmark::State& state, Source& source) {
   state.SetItemsProcessed(state.iterations() * burst);
 }
 
-// One thread: a pool of its own (owner bias). Two threads: the shared pool.
+// One thread: a pool of its own (an owner bias holds). Two threads: the shared pool.
 template <class F>
 void owned_or_shared_pair(benchmark::State& state, pool_t<F>& shared) {
   if (state.threads() > 1) return pool_pair(state, shared);
@@ -193,7 +201,7 @@ void owned_or_shared_pair(benchmark::State& state, pool_t<F>& shared) {
 }
 
 // A benchmark that runs `pattern(state, pool)` on a pool of its own, built in the (one)
-// benchmark thread: the owner bias holds.
+// benchmark thread: an owner bias holds.
 template <class F, class E = fail_policy, class Pattern>
 auto on_own_pool(Pattern pattern) {
   return [pattern](benchmark::State& state) {
@@ -286,53 +294,63 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     std::printf("\nRatios (throughput of the first / throughput of the second; >1 means faster)\n");
     const std::string t1 = "/threads:1";
     const std::string t2 = "/real_time/threads:2";
-    std::printf(" Acceptance lines:\n");
+    std::printf(" Headline lines (default lists first, then the opt-in owner bias):\n");
     ratio("pair 1T: lock_free / xla_mutex_queue (>= 2)", "pair/lock_free" + t1,
           "pair/xla_mutex_queue" + t1);
-    ratio("pair 1T: lock_free / glibc_malloc (> 1)", "pair/lock_free" + t1,
-          "pair/glibc_malloc" + t1);
-    ratio("pair 1T: lock_free:shared / glibc_malloc", "pair/lock_free:shared" + t1,
-          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free / glibc_malloc", "pair/lock_free" + t1, "pair/glibc_malloc" + t1);
     ratio("pair 1T: lock_free,wait_policy / glibc_malloc", "pair/lock_free,wait_policy" + t1,
           "pair/glibc_malloc" + t1);
-    ratio("pair 1T: lock_free+cache / glibc_malloc (> 1)", "pair/lock_free+cache" + t1,
-          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: lock_free / floor (2 atomic RMW)", "pair/lock_free" + t1,
+          "pair/floor_two_atomic_rmw" + t1);
     ratio("pair 1T: floor (2 atomic RMW) / glibc_malloc", "pair/floor_two_atomic_rmw" + t1,
           "pair/glibc_malloc" + t1);
-    ratio("pair 1T: lock_free:shared / floor (2 atomic RMW)", "pair/lock_free:shared" + t1,
-          "pair/floor_two_atomic_rmw" + t1);
+    ratio("pair 1T: lock_free+cache / glibc_malloc", "pair/lock_free+cache" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: single_thread / glibc_malloc", "pair/single_thread" + t1,
+          "pair/glibc_malloc" + t1);
     ratio("pair 1T: single_thread / xla_mutex_queue (>= 10)", "pair/single_thread" + t1,
           "pair/xla_mutex_queue" + t1);
+    ratio("pair 1T: biased_lock_free (owned) / glibc_malloc", "pair/biased_lock_free" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: biased_lock_free:shared / glibc_malloc", "pair/biased_lock_free:shared" + t1,
+          "pair/glibc_malloc" + t1);
+    ratio("pair 1T: biased_lock_free (owned) / lock_free", "pair/biased_lock_free" + t1,
+          "pair/lock_free" + t1);
+    ratio("pair 1T: biased_lock_free:shared / lock_free", "pair/biased_lock_free:shared" + t1,
+          "pair/lock_free" + t1);
+    ratio("pair 1T: biased_mutex_fifo (owned) / mutex_fifo", "pair/biased_mutex_fifo" + t1,
+          "pair/mutex_fifo" + t1);
     ratio("pair 2T: lock_free / xla_mutex_queue (>= 2)", "pair/lock_free" + t2,
           "pair/xla_mutex_queue" + t2);
     ratio("pair 2T: lock_free+cache / xla_mutex_queue (>= 2)", "pair/lock_free+cache" + t2,
           "pair/xla_mutex_queue" + t2);
-    for (const char* policy : {"lock_free", "mutex_fifo", "single_thread"}) {
-      ratio(std::string("burst: ") + policy + " / mimalloc (>= 1)", std::string("burst/") + policy,
-            "burst/mimalloc");
-    }
-    std::printf(" Burst variants against mimalloc:\n");
+    ratio("pair 2T: biased_lock_free / lock_free", "pair/biased_lock_free" + t2,
+          "pair/lock_free" + t2);
     for (const char* policy :
-         {"lock_free:shared", "lock_free+bulk", "lock_free+cache", "mutex_fifo:shared",
-          "mutex_fifo+bulk", "mutex_fifo+cache", "single_thread+bulk"}) {
+         {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
+          "mutex_fifo+cache", "biased_lock_free", "biased_lock_free:shared", "biased_mutex_fifo",
+          "biased_mutex_fifo:shared", "single_thread", "single_thread+bulk"}) {
       ratio(std::string("burst: ") + policy + " / mimalloc", std::string("burst/") + policy,
             "burst/mimalloc");
     }
     std::printf(" Every pool variant against every peer:\n");
     for (const char* peer : {"xla_mutex_queue", "glibc_malloc", "mimalloc", "jemalloc"}) {
-      for (const char* policy : {"lock_free", "lock_free:shared", "lock_free+cache", "mutex_fifo",
-                                 "mutex_fifo:shared", "mutex_fifo+cache", "single_thread"}) {
+      for (const char* policy :
+           {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache", "biased_lock_free",
+            "biased_lock_free:shared", "biased_mutex_fifo", "biased_mutex_fifo:shared",
+            "single_thread"}) {
         ratio(std::string("pair 1T: ") + policy + " / " + peer, std::string("pair/") + policy + t1,
               std::string("pair/") + peer + t1);
       }
-      for (const char* policy :
-           {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache"}) {
+      for (const char* policy : {"lock_free", "lock_free+cache", "mutex_fifo", "mutex_fifo+cache",
+                                 "biased_lock_free", "biased_mutex_fifo"}) {
         ratio(std::string("pair 2T: ") + policy + " / " + peer, std::string("pair/") + policy + t2,
               std::string("pair/") + peer + t2);
       }
       for (const char* policy :
-           {"lock_free", "lock_free:shared", "lock_free+bulk", "lock_free+cache", "mutex_fifo",
-            "mutex_fifo:shared", "mutex_fifo+bulk", "mutex_fifo+cache", "single_thread",
+           {"lock_free", "lock_free+bulk", "lock_free+cache", "mutex_fifo", "mutex_fifo+bulk",
+            "mutex_fifo+cache", "biased_lock_free", "biased_lock_free:shared",
+            "biased_mutex_fifo", "biased_mutex_fifo:shared", "single_thread",
             "single_thread+bulk"}) {
         ratio(std::string("burst: ") + policy + " / " + peer, std::string("burst/") + policy,
               std::string("burst/") + peer);
@@ -397,8 +415,10 @@ void two_atomic_rmw(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  lock_free_pool = make_shared_pool<lock_free_policy>();
-  mutex_fifo_pool = make_shared_pool<mutex_fifo_policy>();
+  lock_free_pool = make_pool<lock_free_policy>();
+  mutex_fifo_pool = make_pool<mutex_fifo_policy>();
+  biased_lock_free_pool = make_shared_pool<biased_lock_free>();
+  biased_mutex_fifo_pool = make_shared_pool<biased_mutex_fifo>();
   single_thread_pool = make_pool<single_thread_policy>();
   xla_pool = std::make_unique<xla_style_pool>();
 
@@ -423,21 +443,33 @@ int main(int argc, char** argv) {
               mi_malloc_fn ? "mi_malloc/mi_free via dlopen" : "absent",
               je_mallocx_fn ? "mallocx/dallocx via dlopen" : "absent");
 
+  // The default lists: no owner bias, so one pool serves every row (its first thread is no
+  // different from any other).
   add(
-      "pair/lock_free", [](benchmark::State& s) { owned_or_shared_pair(s, *lock_free_pool); },
-      true);
-  add_single("pair/lock_free:shared", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); });
-  // An owned pool that waits when exhausted: its releases skip the waiter wake-up.
+      "pair/lock_free", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); }, true);
   add_single("pair/lock_free,wait_policy",
              on_own_pool<lock_free_policy, wait_policy>([](auto& s, auto& p) { pool_pair(s, p); }));
   add(
       "pair/lock_free+cache", [](benchmark::State& s) { cached_pair(s, *lock_free_pool); }, true);
   add(
-      "pair/mutex_fifo", [](benchmark::State& s) { owned_or_shared_pair(s, *mutex_fifo_pool); },
-      true);
-  add_single("pair/mutex_fifo:shared", [](benchmark::State& s) { pool_pair(s, *mutex_fifo_pool); });
+      "pair/mutex_fifo", [](benchmark::State& s) { pool_pair(s, *mutex_fifo_pool); }, true);
   add(
       "pair/mutex_fifo+cache", [](benchmark::State& s) { cached_pair(s, *mutex_fifo_pool); }, true);
+  // The opt-in owner bias: one thread on a pool of its own (the bias holds), one thread on a
+  // pool two threads have used (":shared", revoked), two threads on that pool.
+  add(
+      "pair/biased_lock_free",
+      [](benchmark::State& s) { owned_or_shared_pair(s, *biased_lock_free_pool); }, true);
+  add_single("pair/biased_lock_free:shared",
+             [](benchmark::State& s) { pool_pair(s, *biased_lock_free_pool); });
+  // An owned pool that waits when exhausted: its releases skip the waiter wake-up.
+  add_single("pair/biased_lock_free,wait_policy",
+             on_own_pool<biased_lock_free, wait_policy>([](auto& s, auto& p) { pool_pair(s, p); }));
+  add(
+      "pair/biased_mutex_fifo",
+      [](benchmark::State& s) { owned_or_shared_pair(s, *biased_mutex_fifo_pool); }, true);
+  add_single("pair/biased_mutex_fifo:shared",
+             [](benchmark::State& s) { pool_pair(s, *biased_mutex_fifo_pool); });
   add_single("pair/single_thread", [](benchmark::State& s) { pool_pair(s, *single_thread_pool); });
   add("pair/xla_mutex_queue", xla_pair, true);
   add_single("pair/floor_two_atomic_rmw", two_atomic_rmw);
@@ -455,19 +487,28 @@ int main(int argc, char** argv) {
 
   const auto burst_pattern = [](auto& s, auto& p) { pool_burst(s, p); };
   const auto bulk_pattern = [](auto& s, auto& p) { pool_burst_bulk(s, p); };
-  benchmark::RegisterBenchmark("burst/lock_free", on_own_pool<lock_free_policy>(burst_pattern));
-  benchmark::RegisterBenchmark("burst/lock_free:shared",
+  benchmark::RegisterBenchmark("burst/lock_free",
                                [](benchmark::State& s) { pool_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/lock_free+bulk", on_own_pool<lock_free_policy>(bulk_pattern));
+  benchmark::RegisterBenchmark("burst/lock_free+bulk",
+                               [](benchmark::State& s) { pool_burst_bulk(s, *lock_free_pool); });
   benchmark::RegisterBenchmark("burst/lock_free+cache",
                                [](benchmark::State& s) { cached_burst(s, *lock_free_pool); });
-  benchmark::RegisterBenchmark("burst/mutex_fifo", on_own_pool<mutex_fifo_policy>(burst_pattern));
-  benchmark::RegisterBenchmark("burst/mutex_fifo:shared",
+  benchmark::RegisterBenchmark("burst/mutex_fifo",
                                [](benchmark::State& s) { pool_burst(s, *mutex_fifo_pool); });
   benchmark::RegisterBenchmark("burst/mutex_fifo+bulk",
-                               on_own_pool<mutex_fifo_policy>(bulk_pattern));
+                               [](benchmark::State& s) { pool_burst_bulk(s, *mutex_fifo_pool); });
   benchmark::RegisterBenchmark("burst/mutex_fifo+cache",
                                [](benchmark::State& s) { cached_burst(s, *mutex_fifo_pool); });
+  benchmark::RegisterBenchmark("burst/biased_lock_free",
+                               on_own_pool<biased_lock_free>(burst_pattern));
+  benchmark::RegisterBenchmark("burst/biased_lock_free+bulk",
+                               on_own_pool<biased_lock_free>(bulk_pattern));
+  benchmark::RegisterBenchmark("burst/biased_lock_free:shared",
+                               [](benchmark::State& s) { pool_burst(s, *biased_lock_free_pool); });
+  benchmark::RegisterBenchmark("burst/biased_mutex_fifo",
+                               on_own_pool<biased_mutex_fifo>(burst_pattern));
+  benchmark::RegisterBenchmark("burst/biased_mutex_fifo:shared",
+                               [](benchmark::State& s) { pool_burst(s, *biased_mutex_fifo_pool); });
   benchmark::RegisterBenchmark("burst/single_thread",
                                [](benchmark::State& s) { pool_burst(s, *single_thread_pool); });
   benchmark::RegisterBenchmark("burst/single_thread+bulk", [](benchmark::State& s) {
@@ -491,6 +532,8 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&reporter);
   benchmark::Shutdown();
   single_thread_pool.reset();
+  biased_mutex_fifo_pool.reset();
+  biased_lock_free_pool.reset();
   mutex_fifo_pool.reset();
   lock_free_pool.reset();
   xla_pool.reset();
