@@ -24,9 +24,9 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "jit_support.hpp"
-#include "xlamem/alloc/page_mapper.hpp"
+#include "xlamem/jit/page_mapper.hpp"
 #include "xlamem/llvm/contiguous_section_memory_manager.hpp"
-#include "xlamem/llvm/page_mapper.hpp"
+#include "xlamem/llvm/memory_mapper_bridge.hpp"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 
-#include "xlamem/alloc/page_mapper.hpp"
+#include "xlamem/jit/page_mapper.hpp"
 #include "xlamem/llvm/compat.hpp"
 #include "xlamem/llvm/contiguous_section_memory_manager.hpp"
 #include "xlamem/llvm/jit_memory_mapper_registry.hpp"

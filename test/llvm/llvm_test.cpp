@@ -24,13 +24,13 @@
 #include <llvm/ExecutionEngine/SectionMemoryManager.h>
 
 #include "jit_support.hpp"
-#include "xlamem/alloc/mapper_registry.hpp"
-#include "xlamem/alloc/page_mapper.hpp"
-#include "xlamem/alloc/section_layout.hpp"
+#include "xlamem/jit/mapper_registry.hpp"
+#include "xlamem/jit/page_mapper.hpp"
+#include "xlamem/jit/section_layout.hpp"
 #include "xlamem/llvm/compat.hpp"
 #include "xlamem/llvm/contiguous_section_memory_manager.hpp"
 #include "xlamem/llvm/jit_memory_mapper_registry.hpp"
-#include "xlamem/llvm/page_mapper.hpp"
+#include "xlamem/llvm/memory_mapper_bridge.hpp"
 
 namespace {
 
@@ -287,7 +287,7 @@ TEST_SUITE("llvm/section_layout") {
 
 // ==== page mappers ==============================================================================
 
-TEST_SUITE("llvm/page_mapper") {
+TEST_SUITE("llvm/memory_mapper_bridge") {
   TEST_CASE("posix mapper reserves whole pages, protects and releases them") {
     xlamem::counting_page_mapper_adaptor<xlamem::posix_page_mapper> m;
     auto r = m.try_reserve(allocation_purpose::code, 5000, nullptr, page_access::read_write);

@@ -32,7 +32,7 @@
 #include "xlamem/config.hpp"
 #include "xlamem/cuda/allocation_log.hpp"
 #include "xlamem/cuda/context.hpp"
-#include "xlamem/cuda/detail_resource.hpp"
+#include "xlamem/cuda/detail/resource.hpp"
 #include "xlamem/cuda/device_allocation.hpp"
 #include "xlamem/cuda/driver.hpp"
 #include "xlamem/error.hpp"

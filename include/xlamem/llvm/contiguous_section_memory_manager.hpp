@@ -37,11 +37,11 @@
 #include <llvm/Support/Memory.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "xlamem/alloc/page_mapper.hpp"
-#include "xlamem/alloc/section_layout.hpp"
+#include "xlamem/jit/page_mapper.hpp"
+#include "xlamem/jit/section_layout.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/llvm/compat.hpp"
-#include "xlamem/llvm/page_mapper.hpp"
+#include "xlamem/llvm/memory_mapper_bridge.hpp"
 
 namespace xlamem {
 

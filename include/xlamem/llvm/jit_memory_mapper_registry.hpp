@@ -18,9 +18,9 @@
 
 #include <llvm/ExecutionEngine/SectionMemoryManager.h>
 
-#include "xlamem/alloc/mapper_registry.hpp"
-#include "xlamem/alloc/page_mapper.hpp"
-#include "xlamem/llvm/page_mapper.hpp"
+#include "xlamem/jit/mapper_registry.hpp"
+#include "xlamem/jit/page_mapper.hpp"
+#include "xlamem/llvm/memory_mapper_bridge.hpp"
 
 namespace xlamem {
 

@@ -20,7 +20,7 @@
 #include <llvm/Support/Memory.h>
 #include <llvm/Support/Process.h>
 
-#include "xlamem/alloc/page_mapper.hpp"
+#include "xlamem/jit/page_mapper.hpp"
 #include "xlamem/error.hpp"
 
 namespace xlamem {

@@ -23,7 +23,7 @@
 #include <string>
 
 #include "xlamem/align.hpp"
-#include "xlamem/alloc/page_mapper.hpp"
+#include "xlamem/jit/page_mapper.hpp"
 #include "xlamem/error.hpp"
 
 namespace xlamem {
