@@ -31,9 +31,10 @@
 ///
 ///     LLJITBuilder().setObjectLinkingLayerCreator(xlamem::object_linking_layer_creator(mm))
 ///
-/// Differences between LLVM 17 and 22 are absorbed in `detail::` (member detection, not macros,
-/// where the names differ); the creator accepts both the `(ExecutionSession&, const Triple&)`
-/// signature of LLVM 17-20 and the `(ExecutionSession&)` one of later versions.
+/// Differences between LLVM versions (tested on 19 and 22; compiles with 14) are absorbed in
+/// `detail::` by member detection, not macros; the creators accept both the
+/// `(ExecutionSession&, const Triple&)` signature of LLVM 14-19 and the `(ExecutionSession&)`
+/// one of LLVM 22.
 #pragma once
 
 #include <algorithm>
@@ -117,8 +118,8 @@ namespace detail {
   return llvm::make_error<llvm::StringError>(e.to_string(), llvm::inconvertibleErrorCode());
 }
 
-/// The protection a JITLink segment asks for (`orc::MemProt` from LLVM 16, `jitlink::MemProt`
-/// before; the same enumerators).
+/// The protection a JITLink segment asks for (`orc::MemProt` in LLVM 19 and 22,
+/// `jitlink::MemProt` in 14; the same enumerators).
 template <class Prot>
 [[nodiscard]] page_access jitlink_access(Prot p) noexcept {
   const auto bits = [](Prot x) { return static_cast<std::uint64_t>(x); };
@@ -130,7 +131,7 @@ template <class Prot>
 }
 
 /// True for a group whose memory is freed once finalization is over: `getMemLifetime()` (LLVM
-/// 19+), `getMemLifetimePolicy()` (17-18), `getMemDeallocPolicy()` (before).
+/// 19, 22), `getMemLifetimePolicy()` (the name between), `getMemDeallocPolicy()` (LLVM 14).
 template <class Group>
 [[nodiscard]] bool jitlink_finalize_lifetime(const Group& g) noexcept {
   if constexpr (requires { g.getMemLifetime(); }) {
