@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,8 @@ std::unique_ptr<xlamem::slab_jitlink_memory_manager> make_manager(
 }
 
 bool inside(const xlamem::page_block& b, const void* p) { return b.contains(p); }
+
+void throw_from_host() { throw std::runtime_error("thrown by the host"); }
 
 }  // namespace
 
@@ -185,6 +188,29 @@ TEST_CASE("an LLJIT over the slab: cross-module calls, constants, mutable global
   CHECK(s.live_allocations == 0);
   CHECK(s.live_bytes == 0);
   CHECK(s.deallocations == 2);
+}
+
+TEST_CASE("EH frames are registered: a C++ exception unwinds through JIT-compiled frames") {
+  auto mm = make_manager();
+  jit_fixture f(*mm);
+  auto m = t::parse_module(
+      "define void @call_through(ptr %f) uwtable {\n"
+      "  call void %f()\n"
+      "  ret void\n"
+      "}\n",
+      "unwind");
+  REQUIRE(static_cast<bool>(m));
+  REQUIRE(!f.jit->addIRModule(std::move(*m)));
+  auto a = f.jit->lookup("call_through");
+  REQUIRE_MESSAGE(static_cast<bool>(a), (a ? std::string() : text(a.takeError())));
+  auto* call_through = a->toPtr<void (*)(void (*)())>();
+  std::string caught;
+  try {
+    call_through(&throw_from_host);
+  } catch (const std::runtime_error& e) {
+    caught = e.what();
+  }
+  CHECK(caught == "thrown by the host");
 }
 
 TEST_CASE("the one-line LLJITBuilder plug-in that owns its manager") {

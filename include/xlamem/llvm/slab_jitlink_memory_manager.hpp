@@ -50,6 +50,7 @@
 #include <vector>
 
 #include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/JITLink/EHFrameSupport.h>
 #include <llvm/ExecutionEngine/JITLink/JITLink.h>
 #include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
@@ -57,6 +58,12 @@
 #include <llvm/ExecutionEngine/Orc/Shared/AllocationActions.h>
 #include <llvm/Support/Error.h>
 #include <llvm/Support/Memory.h>
+#if __has_include(<llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h>)
+#include <llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h>
+#define XLAMEM_DETAIL_EH_FRAME_PLUGIN_CREATE 1
+#else
+#define XLAMEM_DETAIL_EH_FRAME_PLUGIN_CREATE 0
+#endif
 
 #include "xlamem/align.hpp"
 #include "xlamem/error.hpp"
@@ -567,30 +574,70 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
 using slab_jitlink_memory_manager = basic_slab_jitlink_memory_manager<posix_page_mapper>;
 #endif
 
+namespace detail {
+
+/// Registers each graph's `.eh_frame` with the process's unwinder (what LLJIT's own object
+/// layer does), so C++ exceptions unwind through JIT-compiled frames. LLVM 22 makes the plugin
+/// with `EHFrameRegistrationPlugin::Create` (its own header); LLVM 14-19 from an
+/// `InProcessEHFrameRegistrar`.
+inline llvm::Error add_eh_frame_registration(llvm::orc::ObjectLinkingLayer& layer,
+                                             llvm::orc::ExecutionSession& es) {
+#if XLAMEM_DETAIL_EH_FRAME_PLUGIN_CREATE
+  auto plugin = llvm::orc::EHFrameRegistrationPlugin::Create(es);
+  if (!plugin) return plugin.takeError();
+  layer.addPlugin(std::move(*plugin));
+#else
+  layer.addPlugin(std::make_unique<llvm::orc::EHFrameRegistrationPlugin>(
+      es, std::make_unique<llvm::jitlink::InProcessEHFrameRegistrar>()));
+#endif
+  return llvm::Error::success();
+}
+
+inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> finish_layer(
+    std::unique_ptr<llvm::orc::ObjectLinkingLayer> layer, llvm::orc::ExecutionSession& es,
+    bool register_eh_frames) {
+  if (register_eh_frames) {
+    if (auto err = add_eh_frame_registration(*layer, es)) return err;
+  }
+  return layer;
+}
+
+}  // namespace detail
+
 /// An `LLJITBuilder::setObjectLinkingLayerCreator` argument: an `ObjectLinkingLayer` over
-/// `manager`, which must outlive the JIT. Accepts the creator signatures of every LLVM version.
+/// `manager`, which must outlive the JIT, with EH frames registered (as LLJIT's default layer
+/// does) unless `register_eh_frames` is false. Accepts the creator signatures of every LLVM
+/// version.
 template <class Manager>
-[[nodiscard]] auto object_linking_layer_creator(Manager& manager) {
-  return [&manager](llvm::orc::ExecutionSession& es, const auto&...)
+[[nodiscard]] auto object_linking_layer_creator(Manager& manager, bool register_eh_frames = true) {
+  return [&manager, register_eh_frames](llvm::orc::ExecutionSession& es, const auto&...)
              -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
-    return std::make_unique<llvm::orc::ObjectLinkingLayer>(es, manager);
+    return detail::finish_layer(std::make_unique<llvm::orc::ObjectLinkingLayer>(es, manager), es,
+                                register_eh_frames);
   };
 }
 
 /// The same, with a manager made by `make()` (returning `llvm::Expected<std::unique_ptr<M>>` or
-/// `std::unique_ptr<M>`) and owned by the layer, for one JIT.
+/// `std::unique_ptr<M>`) and owned by the layer, one per JIT.
 template <class Make>
-[[nodiscard]] auto owning_object_linking_layer_creator(Make make) {
-  return [make = std::move(make)](llvm::orc::ExecutionSession& es, const auto&...) mutable
+[[nodiscard]] auto owning_object_linking_layer_creator(Make make, bool register_eh_frames = true) {
+  return [make = std::move(make), register_eh_frames](llvm::orc::ExecutionSession& es,
+                                                      const auto&...) mutable
              -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
     auto made = make();
     if constexpr (requires { made.takeError(); }) {
       if (!made) return made.takeError();
-      return std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(*made));
+      return detail::finish_layer(
+          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(*made)), es,
+          register_eh_frames);
     } else {
-      return std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(made));
+      return detail::finish_layer(
+          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(made)), es,
+          register_eh_frames);
     }
   };
 }
 
 }  // namespace xlamem
+
+#undef XLAMEM_DETAIL_EH_FRAME_PLUGIN_CREATE
