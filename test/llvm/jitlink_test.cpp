@@ -30,6 +30,9 @@ using xlamem::page_access;
 namespace t = xlamem::test;
 
 const std::uint64_t page = xlamem::posix_page_mapper().page_size();
+// Finalized, committed-ahead and untouched pages in each of the three stripes; the read-write
+// stripe's first two have one protection.
+constexpr std::size_t max_slab_maps = 8;
 
 std::string text(llvm::Error e) { return llvm::toString(std::move(e)); }
 
@@ -170,8 +173,9 @@ TEST_CASE("an LLJIT over the slab: cross-module calls, constants, mutable global
     CHECK(inside(mm->stripe(allocation_purpose::read_write_data),
                  counter->toPtr<const void*>()));
     CHECK(t::rwx_maps().empty());
-    // The slab's stripes merge: a handful of mappings however the modules fall.
-    CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= 6);
+    // The slab's stripes merge: at most three mappings per stripe (finalized pages, pages
+    // committed ahead, untouched pages) however the modules fall.
+    CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= max_slab_maps);
 
     const auto s = mm->stats();
     CHECK(s.reserved_bytes == mm->slab().size);
@@ -244,7 +248,7 @@ TEST_CASE("many modules keep a constant number of mappings; removal frees and re
   CHECK((*cross)(3) == t::jl_table_entry(n - 2, 3) + t::jl_table_entry(n - 1, 3));
   const auto loaded = mm->stats();
   CHECK(loaded.live_allocations == n);
-  CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= 6);
+  CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= max_slab_maps);
   CHECK(t::rwx_maps().empty());
 
   // Remove the upper half (their callers go first), then load them again.
@@ -266,7 +270,7 @@ TEST_CASE("many modules keep a constant number of mappings; removal frees and re
   CHECK(reloaded.live_allocations == n);
   CHECK(reloaded.reused_bytes > 0);
   CHECK(reloaded.committed_bytes == loaded.committed_bytes);  // no growth: all reused
-  CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= 6);
+  CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= max_slab_maps);
   CHECK(t::rwx_maps().empty());
   CHECK(f.errors.empty());
 }

@@ -11,10 +11,11 @@
 /// - **Striped by protection.** A module's code segment lies in the code stripe, its constants
 ///   in the read-only stripe, its data in the read-write stripe, each one contiguous run of
 ///   pages. Runs of one stripe end up with one protection and the kernel merges them, so the
-///   process keeps a handful of mappings however many modules it loads (one mapping per section,
-///   as JITLink's own managers make, exhausts `vm.max_map_count`).
-/// - **W^X.** Pages are read+write while JITLink writes them and get their final protection
-///   (never writable and executable) at finalization. With `dual_mapping` the slab is a memfd
+///   slab stays at most 8 mappings however many modules it loads (mappings per module, as
+///   JITLink's own managers make them, exhaust `vm.max_map_count`).
+/// - **W^X.** Pages are read+write while JITLink writes them (fresh ones committed
+///   `commit_ahead_bytes` at a time) and get their final protection (never writable and
+///   executable) at finalization. With `dual_mapping` the slab is a memfd
 ///   mapped twice instead: JITLink writes through a read+write view, code runs from a view whose
 ///   stripes were mapped r-x / r-- / rw- once at creation, so no protection ever changes.
 /// - **Reuse.** Runs of removed modules (a `ResourceTracker` removed, a JITDylib cleared) go to a
@@ -85,6 +86,9 @@ struct slab_jitlink_options {
   std::uint64_t byte_limit = 0;
   /// Map the slab twice (memfd, Linux): write through one view, run from the other.
   bool dual_mapping = false;
+  /// Fresh pages are made read+write this many bytes at a time (rounded to pages), so most
+  /// links need no protection change before JITLink writes; 0 means one run at a time.
+  std::uint64_t commit_ahead_bytes = std::uint64_t{256} << 10;
   /// The largest slab allowed: the reach of PC-relative relocations between modules.
   std::uint64_t code_reach = default_code_reach;
 };
@@ -92,7 +96,7 @@ struct slab_jitlink_options {
 /// Figures of one stripe.
 struct slab_stripe_statistics {
   std::uint64_t capacity = 0;   ///< bytes of the slab given to the stripe
-  std::uint64_t committed = 0;  ///< bytes ever made accessible (high-water mark)
+  std::uint64_t committed = 0;  ///< bytes ever made accessible (high-water mark, with commit-ahead)
   std::uint64_t live = 0;       ///< bytes held by live allocations
   std::uint64_t free = 0;       ///< bytes released and waiting for reuse
   std::uint64_t free_runs = 0;  ///< runs in the free list
@@ -101,7 +105,7 @@ struct slab_stripe_statistics {
 /// What a `basic_slab_jitlink_memory_manager` holds and has done (one consistent snapshot).
 struct slab_jitlink_statistics {
   std::uint64_t reserved_bytes = 0;   ///< the slab
-  std::uint64_t committed_bytes = 0;  ///< sum of the stripes' high-water marks
+  std::uint64_t committed_bytes = 0;  ///< sum of the stripes' accessible high-water marks
   std::uint64_t live_bytes = 0;       ///< pages held by in-flight and finalized allocations
   std::uint64_t peak_live_bytes = 0;
   std::uint64_t reused_bytes = 0;     ///< bytes ever served from freed runs
@@ -264,8 +268,9 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     s.reserved_bytes = total_;
     for (std::size_t i = 0; i < stripes_.size(); ++i) {
       const auto& a = stripes_[i];
-      s.stripes[i] = {a.capacity(), a.used_bytes(), a.live_bytes(), a.free_bytes(), a.free_runs()};
-      s.committed_bytes += a.used_bytes();
+      const std::uint64_t committed = committed_end_[i] - a.begin();
+      s.stripes[i] = {a.capacity(), committed, a.live_bytes(), a.free_bytes(), a.free_runs()};
+      s.committed_bytes += committed;
       s.live_bytes += a.live_bytes();
       s.reused_bytes += a.reused_bytes();
     }
@@ -349,6 +354,7 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
                                 " and at most the reach " + std::to_string(options_.code_reach));
       }
       stripes_[i] = page_run_arena(offset, sizes[i], page_size_);
+      committed_end_[i] = offset;
       offset += sizes[i];
     }
     total_ = offset;
@@ -389,11 +395,10 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     return {exec_at(r.offset), static_cast<std::size_t>(r.size)};
   }
 
-  llvm::Error fail(std::string message) {
+  llvm::Error fail(errc code, std::string message) {
     std::lock_guard<std::mutex> lock(mutex_);
     ++failed_allocations_;
-    return detail::to_llvm_error(
-        make_error(errc::resource_exhausted, "slab_jitlink_memory_manager: " + message));
+    return detail::to_llvm_error(make_error(code, "slab_jitlink_memory_manager: " + message));
   }
 
   AllocResult allocate_graph(llvm::jitlink::LinkGraph& graph) {
@@ -411,11 +416,11 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     for (auto& [group, segment] : layout.segments()) {
       const page_access access = detail::jitlink_access(group.getMemProt());
       if (is_write_and_execute(access)) {
-        return fail(name + ": a segment asks for writable and executable memory (" +
+        return fail(errc::invalid_argument, name + ": a segment asks for writable and executable memory (" +
                     to_string(access) + "), which this manager never maps (W^X)");
       }
       if (segment.Alignment.value() > page_size_) {
-        return fail(name + ": a " + to_string(access) + " segment asks for alignment " +
+        return fail(errc::invalid_argument, name + ": a " + to_string(access) + " segment asks for alignment " +
                     std::to_string(segment.Alignment.value()) + ", above the page size " +
                     std::to_string(page_size_));
       }
@@ -452,14 +457,11 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
                                        std::string(to_string(w.stripe)) + " stripe"));
         }
         runs.push_back({w.stripe, *run, w.access, w.finalize_lifetime});
-        if (!options_.dual_mapping) {
-          auto p = mapper_.try_protect(block_of(*run), page_access::read_write);
-          if (!p) {
-            release_runs(runs);
-            ++failed_allocations_;
-            return detail::to_llvm_error(p.error().with_context("slab_jitlink_memory_manager: " + name));
-          }
-          ++protections_;
+        if (auto p = make_writable(w.stripe, *run); !p) {
+          release_runs(runs);
+          ++failed_allocations_;
+          return detail::to_llvm_error(
+              p.error().with_context("slab_jitlink_memory_manager: " + name));
         }
       }
       live += total;
@@ -534,6 +536,33 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     return FinalizedAlloc(llvm::orc::ExecutorAddr(id));
   }
 
+  /// Under the lock: makes `run` read+write for JITLink. Fresh pages below the stripe's
+  /// committed end are still read+write from an earlier commit-ahead; past it, the next chunk is
+  /// committed. A reused run is re-protected unless its stripe is the read-write one (whose
+  /// pages never change). Nothing to do with a dual mapping's writable view.
+  result<void> make_writable(allocation_purpose stripe, const page_run& run) {
+    if (options_.dual_mapping) return {};
+    const auto i = static_cast<std::size_t>(stripe);
+    if (run.reused) {
+      if (stripe == allocation_purpose::read_write_data) return {};
+      auto p = mapper_.try_protect(block_of(run), page_access::read_write);
+      if (p) ++protections_;
+      return p;
+    }
+    if (run.end() <= committed_end_[i]) return {};
+    const auto& arena = stripes_[i];
+    const std::uint64_t stripe_end = arena.begin() + arena.capacity();
+    const std::uint64_t ahead = align_up(options_.commit_ahead_bytes, page_size_);
+    const std::uint64_t end =
+        std::min(stripe_end, std::max(run.end(), committed_end_[i] + ahead));
+    const page_run chunk{committed_end_[i], end - committed_end_[i]};
+    auto p = mapper_.try_protect(block_of(chunk), page_access::read_write);
+    if (!p) return p;
+    ++protections_;
+    committed_end_[i] = end;
+    return {};
+  }
+
   /// Frees the runs of an allocation that never finalized (and empties `runs`).
   void abandon_runs(std::vector<segment_run>& runs) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -560,6 +589,7 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
 
   mutable std::mutex mutex_;
   std::array<page_run_arena, 3> stripes_{};
+  std::array<std::uint64_t, 3> committed_end_{};  ///< offsets: pages below were made accessible
   std::unordered_map<std::uint64_t, finalized_record> finalized_;
   std::uint64_t next_id_ = 1;
   std::uint64_t peak_live_ = 0;
