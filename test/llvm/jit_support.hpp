@@ -105,12 +105,24 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> make_rtdyld_jit(Make make) {
   init_native_target();
   return llvm::orc::LLJITBuilder()
       .setObjectLinkingLayerCreator(
-          [make](llvm::orc::ExecutionSession& es, const llvm::Triple&)
+          // (ExecutionSession&, const Triple&) up to LLVM 19, (ExecutionSession&) in LLVM 22.
+          [make](llvm::orc::ExecutionSession& es, const auto&...)
               -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
             return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
                 es, xlamem::rtdyld_memory_manager_factory(make));
           })
       .create();
+}
+
+/// The context of `tsc`: `getContext()` up to LLVM 19; LLVM 22 only lends it through
+/// `withContextDo` (the tests use it on one thread).
+template <class Context>
+llvm::LLVMContext& context_of(Context& tsc) {
+  if constexpr (requires { tsc.getContext(); }) {
+    return *tsc.getContext();
+  } else {
+    return *tsc.withContextDo([](llvm::LLVMContext* c) { return c; });
+  }
 }
 
 /// The address of a looked-up symbol, whatever the LLVM version returns.

@@ -409,7 +409,7 @@ TEST_SUITE("llvm/contiguous_section_memory_manager") {
     constexpr int modules = 4;
     llvm::orc::ThreadSafeContext tsc(std::make_unique<llvm::LLVMContext>());
     for (int k = 0; k < modules; ++k) {
-      auto m = xlamem::test::make_module(*tsc.getContext(), k, k > 0 ? k - 1 : -1);
+      auto m = xlamem::test::make_module(xlamem::test::context_of(tsc), k, k > 0 ? k - 1 : -1);
       auto err = (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), tsc));
       REQUIRE_MESSAGE(!err, llvm::toString(std::move(err)));
     }
@@ -504,7 +504,7 @@ TEST_SUITE("llvm/contiguous_section_memory_manager") {
       llvm::orc::ThreadSafeContext tsc(std::make_unique<llvm::LLVMContext>());
       for (int k = 0; k < 2; ++k) {
         auto err = (*jit)->addIRModule(
-            llvm::orc::ThreadSafeModule(xlamem::test::make_module(*tsc.getContext(), k), tsc));
+            llvm::orc::ThreadSafeModule(xlamem::test::make_module(xlamem::test::context_of(tsc), k), tsc));
         REQUIRE_MESSAGE(!err, llvm::toString(std::move(err)));
       }
       std::string why;
@@ -650,7 +650,7 @@ TEST_SUITE("llvm/contiguous_section_memory_manager") {
       if (!jit) ::_exit(10);
       llvm::orc::ThreadSafeContext tsc(std::make_unique<llvm::LLVMContext>());
       if (auto err = (*jit)->addIRModule(
-              llvm::orc::ThreadSafeModule(xlamem::test::make_module(*tsc.getContext(), 0), tsc))) {
+              llvm::orc::ThreadSafeModule(xlamem::test::make_module(xlamem::test::context_of(tsc), 0), tsc))) {
         llvm::consumeError(std::move(err));
         ::_exit(11);
       }

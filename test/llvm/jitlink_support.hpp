@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the JITLink test and benchmark (LLVM 19 and later): modules written as LLVM
+// IR text, an LLJIT that links with JITLink through a given ObjectLinkingLayer creator, and
+// /proc/self/maps parsing.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <llvm/AsmParser/Parser.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/SourceMgr.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+
+namespace xlamem::test {
+
+inline void init_native_jit() {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+}
+
+/// Module k's constant table entry i and its data bias.
+constexpr std::int64_t jl_table_entry(int k, int i) { return std::int64_t{k} * 1000 + i * i + 3; }
+constexpr std::int64_t jl_bias(int k) { return std::int64_t{k} + 100; }
+
+/// IR text of module k: a constant table `@table_k` ([8 x i64], .rodata), a zero counter
+/// `@counter_k` (.bss), a bias `@bias_k` (.data) and
+///   i64 @lookup_k(i64 i) = table_k[i & 7]
+///   i64 @bump_k(i64 by)  = (counter_k += by) + bias_k
+/// With `calls >= 0` also i64 @cross_k(i64 i) = @lookup_<calls>(i) + @lookup_k(i), a call into
+/// another module.
+inline std::string module_ir(int k, int calls = -1) {
+  const std::string n = std::to_string(k);
+  std::string table;
+  for (int i = 0; i < 8; ++i) {
+    table += (i != 0 ? ", i64 " : "i64 ") + std::to_string(jl_table_entry(k, i));
+  }
+  std::string ir =
+      "@table_" + n + " = internal constant [8 x i64] [" + table + "]\n" +
+      "@counter_" + n + " = global i64 0\n" +
+      "@bias_" + n + " = internal global i64 " + std::to_string(jl_bias(k)) + "\n" +
+      "define i64 @lookup_" + n + "(i64 %i) {\n"
+      "  %m = and i64 %i, 7\n"
+      "  %p = getelementptr inbounds [8 x i64], ptr @table_" + n + ", i64 0, i64 %m\n"
+      "  %v = load i64, ptr %p\n"
+      "  ret i64 %v\n"
+      "}\n"
+      "define i64 @bump_" + n + "(i64 %by) {\n"
+      "  %c = load i64, ptr @counter_" + n + "\n"
+      "  %s = add i64 %c, %by\n"
+      "  store i64 %s, ptr @counter_" + n + "\n"
+      "  %b = load i64, ptr @bias_" + n + "\n"
+      "  %r = add i64 %s, %b\n"
+      "  ret i64 %r\n"
+      "}\n";
+  if (calls >= 0) {
+    const std::string o = std::to_string(calls);
+    ir += "declare i64 @lookup_" + o + "(i64)\n"
+          "define i64 @cross_" + n + "(i64 %i) {\n"
+          "  %a = call i64 @lookup_" + o + "(i64 %i)\n"
+          "  %b = call i64 @lookup_" + n + "(i64 %i)\n"
+          "  %r = add i64 %a, %b\n"
+          "  ret i64 %r\n"
+          "}\n";
+  }
+  return ir;
+}
+
+/// Parses `ir` into a module of its own context; the parser's message in the error.
+inline llvm::Expected<llvm::orc::ThreadSafeModule> parse_module(const std::string& ir,
+                                                                const std::string& name) {
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  llvm::SMDiagnostic diag;
+  auto m = llvm::parseAssemblyString(ir, diag, *ctx);
+  if (!m) {
+    std::string msg;
+    llvm::raw_string_ostream os(msg);
+    diag.print(name.c_str(), os);
+    return llvm::make_error<llvm::StringError>(os.str(), llvm::inconvertibleErrorCode());
+  }
+  m->setModuleIdentifier(name);
+  return llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx));
+}
+
+/// An LLJIT whose object layer comes from `creator` (an ObjectLinkingLayerCreator).
+template <class Creator>
+llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jitlink_jit(Creator creator) {
+  init_native_jit();
+  return llvm::orc::LLJITBuilder().setObjectLinkingLayerCreator(std::move(creator)).create();
+}
+
+/// The address of a looked-up symbol as an `i64(i64)` function.
+inline std::int64_t (*as_function(llvm::orc::ExecutorAddr a))(std::int64_t) {
+  return a.toPtr<std::int64_t (*)(std::int64_t)>();
+}
+
+struct maps_line {
+  std::uintptr_t begin = 0;
+  std::uintptr_t end = 0;
+  std::string perms;  // "r-xp"
+  std::string path;
+};
+
+inline std::vector<maps_line> read_proc_maps() {
+  std::vector<maps_line> out;
+  std::ifstream in("/proc/self/maps");
+  std::string line;
+  while (std::getline(in, line)) {
+    unsigned long long b = 0, e = 0;
+    char perms[8] = {};
+    int consumed = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %*s%n", &b, &e, perms, &consumed) >= 3) {
+      maps_line m{static_cast<std::uintptr_t>(b), static_cast<std::uintptr_t>(e), perms, {}};
+      if (consumed > 0 && static_cast<std::size_t>(consumed) < line.size()) {
+        const auto p = line.find_first_not_of(' ', static_cast<std::size_t>(consumed));
+        if (p != std::string::npos) m.path = line.substr(p);
+      }
+      out.push_back(std::move(m));
+    }
+  }
+  return out;
+}
+
+/// Mappings overlapping `[base, base + size)`.
+inline std::vector<maps_line> maps_in(const void* base, std::size_t size) {
+  const auto b = reinterpret_cast<std::uintptr_t>(base);
+  std::vector<maps_line> out;
+  for (auto& m : read_proc_maps()) {
+    if (m.end > b && m.begin < b + size) out.push_back(m);
+  }
+  return out;
+}
+
+/// Mappings of the whole process that are writable and executable at once.
+inline std::vector<maps_line> rwx_maps() {
+  std::vector<maps_line> out;
+  for (auto& m : read_proc_maps()) {
+    if (m.perms.size() >= 3 && m.perms[1] == 'w' && m.perms[2] == 'x') out.push_back(m);
+  }
+  return out;
+}
+
+}  // namespace xlamem::test
