@@ -7,7 +7,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
+#include <queue>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -15,6 +18,7 @@
 #include "xlamem/io/interval_csv.hpp"
 #include "xlamem/io/svg.hpp"
 #include "xlamem/packing/packing.hpp"
+#include "xlamem/packing/strong_lower_bound.hpp"
 
 using namespace xlamem;
 
@@ -155,7 +159,9 @@ TEST_SUITE("packing/interval_graph") {
     std::mt19937_64 rng(3);
     for (int round = 0; round < 50; ++round) {
       const auto q = random_problem(rng, 12, 30, 10, false);
-      const interval_graph h(q);
+      const interval_graph h(q, conflict_edges::build);
+      const interval_graph counted(q);  // no lists: degrees and the edge count are counted
+      CHECK_FALSE(counted.has_edges());
       std::size_t edges = 0;
       for (std::size_t i = 0; i < q.buffers.size(); ++i) {
         for (std::size_t j = 0; j < q.buffers.size(); ++j) {
@@ -165,8 +171,11 @@ TEST_SUITE("packing/interval_graph") {
           CHECK(overlap == listed);
           edges += overlap ? 1 : 0;
         }
+        CHECK(counted.degree(i) == h.degree(i));
+        CHECK(static_cast<std::ptrdiff_t>(h.degree(i)) == h.neighbours_end(i) - h.neighbours_begin(i));
       }
       CHECK(h.edge_count() == edges / 2);
+      CHECK(counted.edge_count() == edges / 2);
       CHECK(h.section_count() > 0);
     }
   }
@@ -411,5 +420,256 @@ TEST_SUITE("packing/io") {
     CHECK(svg.find("a&lt;b&gt;&amp;&quot;c&quot;") != std::string::npos);
     CHECK(svg.find("a<b>") == std::string::npos);
     CHECK(layout_svg({}).find("</svg>") != std::string::npos);  // empty layouts draw too
+  }
+}
+
+namespace {
+
+/// The placement loops as they were with an explicit conflict graph (issue 18 replaced them by
+/// interval structures): the reference the new structures must reproduce byte for byte.
+placement reference_place_in_order(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
+                                   fit_rule rule) {
+  const std::size_t n = p.buffers.size();
+  placement out;
+  out.offsets.assign(n, 0);
+  std::vector<char> placed(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p.buffers[i].fixed_offset) {
+      out.offsets[i] = *p.buffers[i].fixed_offset;
+      placed[i] = 1;
+    }
+  }
+  for (const int bi : order) {
+    const auto i = static_cast<std::size_t>(bi);
+    if (placed[i]) continue;
+    placed[i] = 1;
+    const auto& b = p.buffers[i];
+    if (b.size <= 0) continue;
+    std::vector<std::pair<std::int64_t, std::int64_t>> used;
+    for (const int* it = g.neighbours_begin(i); it != g.neighbours_end(i); ++it) {
+      const auto j = static_cast<std::size_t>(*it);
+      if (placed[j]) used.emplace_back(out.offsets[j], out.offsets[j] + p.buffers[j].size);
+    }
+    std::sort(used.begin(), used.end());
+    std::int64_t cursor = 0, best = -1, best_gap = INT64_MAX;
+    for (const auto& [lo, hi] : used) {
+      const auto start = detail::align_up_i64(cursor, b.alignment);
+      if (lo > start && lo - start >= b.size) {
+        if (rule == fit_rule::first) {
+          best = start;
+          break;
+        }
+        if (lo - start < best_gap) {
+          best_gap = lo - start;
+          best = start;
+        }
+      }
+      cursor = std::max(cursor, hi);
+    }
+    out.offsets[i] = best >= 0 ? best : detail::align_up_i64(cursor, b.alignment);
+  }
+  return out;
+}
+
+/// The skyline greedy with eager updates over the conflict lists.
+placement reference_skyline(const packing_problem& p, const interval_graph& g, const std::vector<int>& order) {
+  const std::size_t n = p.buffers.size();
+  placement out;
+  out.offsets.assign(n, 0);
+  std::vector<int> rank(n);
+  for (std::size_t r = 0; r < n; ++r) rank[static_cast<std::size_t>(order[r])] = static_cast<int>(r);
+  std::vector<std::int64_t> low(n, 0);
+  std::vector<char> placed(n, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (p.buffers[i].fixed_offset) {
+      out.offsets[i] = *p.buffers[i].fixed_offset;
+      placed[i] = 1;
+    }
+  }
+  using entry = std::pair<std::int64_t, int>;
+  std::priority_queue<entry, std::vector<entry>, std::greater<>> heap;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!placed[i]) heap.emplace(0, rank[i]);
+  }
+  while (!heap.empty()) {
+    const auto [o, r] = heap.top();
+    heap.pop();
+    const auto i = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
+    if (placed[i] || o != low[i]) continue;
+    const auto& b = p.buffers[i];
+    if (b.size <= 0) {
+      placed[i] = 1;
+      continue;
+    }
+    std::int64_t at = low[i];
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const int* it = g.neighbours_begin(i); it != g.neighbours_end(i); ++it) {
+        const auto j = static_cast<std::size_t>(*it);
+        if (!p.buffers[j].fixed_offset) continue;
+        if (at < out.offsets[j] + p.buffers[j].size && out.offsets[j] < at + b.size) {
+          at = detail::align_up_i64(out.offsets[j] + p.buffers[j].size, b.alignment);
+          moved = true;
+        }
+      }
+    }
+    if (at != low[i]) {
+      low[i] = at;
+      heap.emplace(at, r);
+      continue;
+    }
+    placed[i] = 1;
+    out.offsets[i] = low[i];
+    for (const int* it = g.neighbours_begin(i); it != g.neighbours_end(i); ++it) {
+      const auto j = static_cast<std::size_t>(*it);
+      if (placed[j]) continue;
+      const auto nl = detail::align_up_i64(low[i] + b.size, p.buffers[j].alignment);
+      if (nl > low[j]) {
+        low[j] = nl;
+        heap.emplace(nl, rank[j]);
+      }
+    }
+  }
+  return out;
+}
+
+packing_problem with_fixed(std::mt19937_64& rng, packing_problem p) {
+  for (auto& b : p.buffers) {
+    if (rng() % 6 == 0) {
+      b.alignment = 1;
+      b.fixed_offset = static_cast<std::int64_t>(rng() % 64);
+    }
+  }
+  return p;
+}
+
+}  // namespace
+
+TEST_SUITE("packing/scale") {
+  TEST_CASE("interval structures against brute force: meeting buffers, skyline, radix heap") {
+    std::mt19937_64 rng(181);
+    for (int round = 0; round < 60; ++round) {
+      const int n = 1 + static_cast<int>(rng() % 80);
+      const std::size_t sections = 1 + rng() % 70;
+      std::vector<int> first(static_cast<std::size_t>(n)), last(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < first.size(); ++i) {
+        first[i] = static_cast<int>(rng() % sections);
+        last[i] = first[i] + static_cast<int>(rng() % (sections - static_cast<std::size_t>(first[i]) + 1));
+      }
+      detail::placed_index index(first, last, sections);
+      detail::skyline_tree sky(sections);
+      std::vector<std::int64_t> top(first.size(), 0);
+      std::vector<char> in(first.size(), 0);
+      for (std::size_t step = 0; step < first.size(); ++step) {
+        const auto k = static_cast<std::size_t>(rng() % first.size());
+        if (!in[k] && first[k] < last[k]) {
+          in[k] = 1;
+          index.insert(static_cast<int>(k));
+          top[k] = 1 + static_cast<std::int64_t>(rng() % 1000);
+          sky.add(static_cast<std::size_t>(first[k]), static_cast<std::size_t>(last[k]), top[k]);
+        }
+        const int lo = static_cast<int>(rng() % sections);
+        const int hi = lo + static_cast<int>(rng() % (sections - static_cast<std::size_t>(lo) + 1));
+        std::vector<int> got, want;
+        index.for_each_meeting(lo, hi, [&](int j) { got.push_back(j); });
+        std::int64_t highest = 0;
+        for (std::size_t j = 0; j < first.size(); ++j) {
+          if (in[j] && lo < hi && first[j] < hi && lo < last[j]) {
+            want.push_back(static_cast<int>(j));
+            highest = std::max(highest, top[j]);
+          }
+        }
+        std::sort(got.begin(), got.end());
+        CHECK(got == want);  // each once
+        CHECK(sky.highest(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)) == highest);
+      }
+    }
+    detail::radix_heap heap;
+    std::vector<std::uint64_t> taken;
+    std::uint64_t floor = 0;
+    std::multiset<std::uint64_t> mirror;
+    for (int step = 0; step < 5000; ++step) {
+      if (mirror.empty() || rng() % 3 != 0) {
+        const auto key = floor + rng() % (std::uint64_t{1} << (rng() % 40));
+        heap.push(key);
+        mirror.insert(key);
+      } else {
+        REQUIRE(heap.top() == *mirror.begin());
+        floor = heap.top();
+        heap.pop();
+        mirror.erase(mirror.begin());
+      }
+    }
+  }
+
+  TEST_CASE("without the conflict graph, every greedy places exactly as with it (random instances)") {
+    std::mt19937_64 rng(18);
+    for (int round = 0; round < 300; ++round) {
+      auto p = random_problem(rng, 1 + static_cast<int>(rng() % 60), 40 + static_cast<int>(rng() % 60), 64, true);
+      if (round % 3 == 0) p = with_fixed(rng, p);
+      const interval_graph lists(p, conflict_edges::build);
+      const interval_graph g(p);
+      std::vector<int> order(p.buffers.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      CHECK(detail::place_in_order(p, g, order, fit_rule::best).offsets ==
+            reference_place_in_order(p, lists, order, fit_rule::best).offsets);
+      CHECK(detail::place_in_order(p, g, order, fit_rule::first).offsets ==
+            reference_place_in_order(p, lists, order, fit_rule::first).offsets);
+      const auto sky = detail::skyline_in_order(p, g, order);
+      CHECK(sky.offsets == reference_skyline(p, lists, order).offsets);
+      if (round % 3 != 0) CHECK(validate(p, sky).has_value());  // random fixed offsets may collide
+    }
+  }
+
+  TEST_CASE("real compiler traces: valid placements within 1 % of the lower bound") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto folder = dir / "packing-traces";
+    for (const char* name : {"iopddl_G_1", "iopddl_S_1", "iopddl_Y_1", "iree_mobilebert", "somas_tensors_pangu_2.6B",
+                             "somas_tensors_resnet50", "somas_tensors_tiny_bert"}) {
+      CAPTURE(name);
+      const auto file = read_interval_csv_file((folder / (std::string(name) + ".csv")).string());
+      REQUIRE(file.has_value());
+      const auto& p = file->problem;
+      const interval_graph g(p);
+      const auto s = portfolio_fit{}.place(p, g);
+      REQUIRE(validate(p, s).has_value());
+      CHECK(static_cast<double>(peak_of(p, s)) <= 1.01 * static_cast<double>(lower_bound(p)));
+    }
+  }
+
+  TEST_CASE("the time limit is respected: the search reports that it stopped") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto file = read_interval_csv_file((dir / "minimalloc" / "challenging" / "D.1048576.csv").string());
+    REQUIRE(file.has_value());
+    minimize_options o;
+    o.time_limit_seconds = 0.2;  // D is not closed in 0.2 s (its gap stays open after minutes)
+    const auto r = minimize_peak(file->problem, o);
+    REQUIRE(r.has_value());
+    CHECK(r->status == search_status::feasible);
+    CHECK_FALSE(r->optimal);
+    CHECK(r->stopped_by_time_limit);
+    CHECK(validate(file->problem, r->solution).has_value());
+    search_options so;
+    so.capacity = 990000;  // above max live (986,112), far below anything found
+    so.time_limit_seconds = 0.2;
+    const auto d = pack_within(file->problem, so);
+    REQUIRE(d.has_value());
+    CHECK(d->status == search_status::timed_out);
+  }
+
+  TEST_CASE("the strong lower bound is a lower bound: never above the exhaustively found optimum") {
+    std::mt19937_64 rng(5);
+    for (int round = 0; round < 150; ++round) {
+      const auto p = random_problem(rng, 2 + static_cast<int>(rng() % 6), 12, 9, false);
+      strong_bound_options o;
+      o.time_limit_seconds = 0;  // small instances: every window solved exactly
+      const auto b = strong_lower_bound(p, o);
+      REQUIRE(b.has_value());
+      const auto opt = brute_force_optimum(p);
+      CHECK(b->lower_bound <= opt);
+      CHECK(b->lower_bound >= b->max_live);
+      CHECK(b->improved == (b->lower_bound > b->max_live));
+    }
   }
 }

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <utility>
@@ -37,6 +38,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
+#include "xlamem/packing/interval_index.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
@@ -47,6 +49,12 @@ enum class search_status {
   infeasible,  ///< proven: no placement fits the capacity
   timed_out,   ///< the time or node limit ran out first
 };
+
+/// The exact search keeps explicit conflict lists; above this many conflicting pairs (about
+/// 260 MB of lists) it is not attempted and the heuristics' answer stands (`minimize_peak`)
+/// or the decision reports `timed_out` (`pack_within`). Compiler traces far above it (10^8
+/// pairs) sit at or within a fraction of a percent of the lower bound with the heuristics.
+inline constexpr std::size_t search_edge_limit = std::size_t{1} << 25;
 
 /// Options of a decision search (`pack_within`).
 struct search_options {
@@ -78,6 +86,8 @@ struct minimize_result {
   std::int64_t peak = 0;         ///< peak of `solution`
   std::int64_t lower_bound = 0;  ///< proven lower bound on the optimal peak
   bool optimal = false;          ///< peak == lower_bound
+  bool stopped_by_time_limit = false;  ///< not optimal, and the time limit ended the work
+  bool search_skipped = false;   ///< not optimal, and too many conflicts for the exact search
   std::uint64_t nodes = 0;
   double seconds = 0.0;
 };
@@ -95,7 +105,8 @@ class canonical_search {
  public:
   using clock = std::chrono::steady_clock;
 
-  canonical_search(const packing_problem& p, const interval_graph& g) : p_(p) {
+  /// `c`: the conflict lists of `p` (`build_conflicts` over g's sections).
+  canonical_search(const packing_problem& p, const interval_graph& g, const conflict_lists& c) : p_(p) {
     const std::size_t n = p.buffers.size();
     std::vector<int> internal(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
@@ -125,8 +136,8 @@ class canonical_search {
       width_[k] = b.upper - b.lower;
       const long double area = static_cast<long double>(b.size) * static_cast<long double>(width_[k]);
       area_[k] = area > 9e18L ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(area);
-      for (const int* it = g.neighbours_begin(i); it != g.neighbours_end(i); ++it) {
-        const auto j = static_cast<std::size_t>(*it);
+      for (auto a = c.start[i]; a < c.start[i + 1]; ++a) {
+        const auto j = static_cast<std::size_t>(c.adjacent[a]);
         if (internal[j] >= 0) {
           adj_.push_back(internal[j]);
         } else if (p.buffers[j].fixed_offset && p.buffers[j].size > 0) {
@@ -553,12 +564,20 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     return out;
   };
   if (lower_bound(p) > o.capacity) return finish(search_status::infeasible);
-  out.solution = portfolio_fit{}.place(p, g);
-  if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
-  detail::canonical_search engine(p, g);
   const bool has_deadline = o.time_limit_seconds > 0;
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(
                                     std::chrono::duration<double>(has_deadline ? o.time_limit_seconds : 0.0));
+  portfolio_fit heuristic;
+  if (has_deadline) heuristic.deadline = deadline;
+  out.solution = heuristic.place(p, g);
+  if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
+  const auto conflicts = detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
+                                                 has_deadline ? std::optional(deadline) : std::nullopt);
+  if (!conflicts) {  // too large for the exact search, or out of time building it
+    out.solution.offsets.clear();
+    return finish(search_status::timed_out);
+  }
+  detail::canonical_search engine(p, g, *conflicts);
   placement found;
   const auto st = detail::solve_capacity(engine, o.capacity, deadline, has_deadline, o.node_limit, o.seed, found,
                                          out.nodes);
@@ -587,6 +606,7 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     out.peak = out.solution.offsets.empty() ? 0 : peak_of(p, out.solution);
     out.optimal = !out.solution.offsets.empty() && out.peak <= out.lower_bound;
     if (out.optimal) out.lower_bound = out.peak;
+    out.stopped_by_time_limit = !out.optimal && !out.search_skipped && has_deadline && clock::now() >= deadline;
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
   };
@@ -594,14 +614,23 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     out.status = search_status::infeasible;
     return finish();
   }
-  placement best = portfolio_fit{}.place(p, g);
+  portfolio_fit heuristic;
+  if (has_deadline) heuristic.deadline = deadline;
+  placement best = heuristic.place(p, g);
   std::int64_t best_peak = peak_of(p, best);
   const bool fits = o.capacity < 0 || best_peak <= o.capacity;
   if (fits) {
     out.solution = best;
     out.status = search_status::feasible;
   }
-  detail::canonical_search engine(p, g);
+  if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
+  const auto conflicts = detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
+                                                 has_deadline ? std::optional(deadline) : std::nullopt);
+  if (!conflicts) {  // too large for the exact search (or out of time): the heuristic's answer
+    out.search_skipped = !has_deadline || clock::now() < deadline;
+    return finish();
+  }
+  detail::canonical_search engine(p, g, *conflicts);
   auto time_left = [&] { return !has_deadline || clock::now() < deadline; };
   auto adopt = [&](placement&& found) {
     best = std::move(found);
