@@ -52,7 +52,8 @@ MEMORY_FIELDS = (
     "host_alias_size_in_bytes",
     "host_temp_size_in_bytes",
     "host_generated_code_size_in_bytes",
-    "total_allocation_size_in_bytes",
+    "total_allocation_bytes",
+    "peak_unpadded_heap_bytes",
 )
 
 # What XLA writes per module that the corpus keeps; `.cpu_after_optimizations` is the stem.
@@ -79,9 +80,12 @@ def dump_flags(dump_dir: str, module_re: str, prog: registry.Program) -> str:
     flags = [
         f"--xla_dump_to={dump_dir}",
         "--xla_dump_hlo_as_text",
-        "--xla_dump_buffer_assignment_analysis",
         f"--xla_dump_hlo_module_re={module_re}",
     ]
+    if prog.frontend != "tf":
+        # TF 2.21's XLA predates the split layout: one -buffer-assignment.txt holds the
+        # allocations, the used values and HloLiveRange, and this flag does not exist there.
+        flags.append("--xla_dump_buffer_assignment_analysis")
     if not prog.metadata:
         flags.append("--xla_dump_disable_metadata")
     if prog.devices > 1:
@@ -139,7 +143,7 @@ def library_versions(needs: tuple[str, ...]) -> dict[str, str]:
     for n in needs:
         dist = {"haiku": "dm-haiku", "keras_hub": "keras-hub", "jax_md": "jax-md", "mujoco": "mujoco",
                 "tensorflow": "tensorflow-cpu" if _has_dist("tensorflow-cpu") else "tensorflow",
-                "MaxText": "maxtext"}.get(n, n.replace("_", "-"))
+                "MaxText": "maxtext", "mujoco.mjx": "mujoco-mjx"}.get(n, n.replace("_", "-"))
         try:
             out[n] = md.version(dist)
         except md.PackageNotFoundError:
@@ -154,14 +158,20 @@ def library_versions(needs: tuple[str, ...]) -> dict[str, str]:
 
 def run_child(name: str, json_path: str) -> None:
     prog = load_programs()[name]
+    try:
+        built = prog.builder()
+    except ImportError as e:
+        # The library is installed but does not import with this JAX: record, do not fail.
+        print(f"UNAVAILABLE: {type(e).__name__}: {e}", file=sys.stderr)
+        sys.exit(3)
     if prog.frontend == "tf":
-        fn, args = prog.builder()
+        fn, args = built
         fn(*args)  # tf.function(jit_compile=True): the first call compiles and dumps
         out = {}
     else:
         import jax
 
-        fn, args, jit_kwargs = prog.builder()
+        fn, args, jit_kwargs = built
 
         def named(*a):
             return fn(*a)
@@ -175,13 +185,17 @@ def run_child(name: str, json_path: str) -> None:
 
 
 def probe_needs(prog: registry.Program) -> str | None:
-    """None when every module the program needs imports here, else the reason."""
+    """None when every module the program needs is installed here, else the reason. (A module
+    that is installed but fails to import is caught in the child: exit 3, "unavailable".)"""
+    import importlib.util
+
     for n in prog.needs:
-        proc = subprocess.run([sys.executable, "-c", f"import {n}"], capture_output=True, text=True,
-                              env=dict(os.environ, JAX_PLATFORMS="cpu"))
-        if proc.returncode != 0:
-            last = (proc.stderr.strip().splitlines() or ["?"])[-1]
-            return f"import {n}: {last}"
+        try:
+            found = importlib.util.find_spec(n) is not None
+        except (ImportError, ValueError) as e:
+            return f"import {n}: {e}"
+        if not found:
+            return f"{n} is not installed in this environment"
     return None
 
 
@@ -317,20 +331,23 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
                                       env=env, capture_output=True, text=True, timeout=600)
             except subprocess.TimeoutExpired:
                 return name, "failed", "compile ran past 600 s"
+            if proc.returncode == 3 and "UNAVAILABLE: " in proc.stderr:
+                return name, "unavailable", scrub(proc.stderr.split("UNAVAILABLE: ", 1)[1].strip(), subs)
             if proc.returncode != 0:
                 return name, "failed", scrub(proc.stderr[-1500:], subs)
             found = find_module_files(dump, prog) if os.path.isdir(dump) else None
             if not found:
                 return name, "failed", "XLA wrote no after-optimisation module"
             module, files = found
-            missing = [s for s in KEPT_SUFFIXES if s not in files]
+            wanted = KEPT_SUFFIXES if prog.frontend != "tf" else KEPT_SUFFIXES[:2]
+            missing = [s for s in wanted if s not in files]
             if missing:
                 return name, "failed", f"XLA did not write {', '.join(missing)}"
             dest = os.path.join(out_dir, name)
             shutil.rmtree(dest, ignore_errors=True)
             os.makedirs(dest)
             kept = []
-            for s in KEPT_SUFFIXES:
+            for s in wanted:
                 target = f"{module}.cpu_after_optimizations{s}"
                 with open(os.path.join(dump, files[s]), encoding="utf-8", errors="surrogateescape") as f:
                     text = scrub(f.read(), subs)
