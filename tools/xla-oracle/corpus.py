@@ -173,10 +173,19 @@ def run_child(name: str, json_path: str) -> None:
 
         fn, args, jit_kwargs = built
 
-        def named(*a):
-            return fn(*a)
+        # The module is named after the function (jit_<name>) and its parameters after the
+        # function's arguments, so rename the function itself; wrap only what cannot be renamed.
+        try:
+            fn.__name__ = fn.__qualname__ = name
+            named = fn
+        except (AttributeError, TypeError):
+            import functools
 
-        named.__name__ = named.__qualname__ = name
+            @functools.wraps(fn)
+            def named(*a):
+                return fn(*a)
+
+            named.__name__ = named.__qualname__ = name
         compiled = jax.jit(named, **jit_kwargs).lower(*args).compile()
         ma = compiled.memory_analysis()
         out = {f: int(getattr(ma, f)) for f in MEMORY_FIELDS if hasattr(ma, f)}
@@ -324,7 +333,7 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
             dump = os.path.join(tmp, "dump")
             ma_json = os.path.join(tmp, "memory_analysis.json")
             env = dict(os.environ, XLA_FLAGS=dump_flags(dump, module_re(prog), prog), JAX_PLATFORMS="cpu",
-                       TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="jax", PYTHONHASHSEED="0",
+                       TF_CPP_MIN_LOG_LEVEL="2", KERAS_BACKEND="tensorflow" if prog.frontend == "tf" else "jax", PYTHONHASHSEED="0",
                        CUDA_VISIBLE_DEVICES="")
             try:
                 proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--run", name, "--json", ma_json],
@@ -339,6 +348,9 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
             if not found:
                 return name, "failed", "XLA wrote no after-optimisation module"
             module, files = found
+            # TF's module names carry hashes of its config (a_inference_f_52__XlaMustCompile_...);
+            # the corpus names the files by the program instead.
+            stem = module if prog.frontend != "tf" else prog.name
             wanted = KEPT_SUFFIXES if prog.frontend != "tf" else KEPT_SUFFIXES[:2]
             missing = [s for s in wanted if s not in files]
             if missing:
@@ -348,7 +360,7 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
             os.makedirs(dest)
             kept = []
             for s in wanted:
-                target = f"{module}.cpu_after_optimizations{s}"
+                target = f"{stem}.cpu_after_optimizations{s}"
                 with open(os.path.join(dump, files[s]), encoding="utf-8", errors="surrogateescape") as f:
                     text = scrub(f.read(), subs)
                 with open(os.path.join(dest, target), "w", encoding="utf-8", errors="surrogateescape") as f:
@@ -356,17 +368,18 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
                 kept.append(target)
             with open(ma_json) as f:
                 ma = json.load(f)
-            with open(os.path.join(dest, f"{module}.cpu_after_optimizations-buffer-assignment.txt")) as f:
+            with open(os.path.join(dest, f"{stem}.cpu_after_optimizations-buffer-assignment.txt")) as f:
                 alloc = allocation_figures(f.read())
             if ma:
                 with open(os.path.join(dest, "memory_analysis.json"), "w") as f:
                     json.dump(ma, f, indent=2, sort_keys=True)
                     f.write("\n")
                 kept.append("memory_analysis.json")
-            with open(os.path.join(dest, f"{module}.cpu_after_optimizations.txt")) as f:
+            with open(os.path.join(dest, f"{stem}.cpu_after_optimizations.txt")) as f:
                 total, entry = count_instructions(f.read())
             entry_doc = {
-                "module": module,
+                "module": stem,
+                "hlo_module": module,
                 "group": prog.group,
                 "description": prog.description,
                 "devices": prog.devices,

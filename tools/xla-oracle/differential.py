@@ -153,7 +153,7 @@ def measure(tool: str, corpus: str, version: str, name: str, entry: dict) -> dic
                 with open(os.path.join(corpus, at.group(1))) as f:
                     line = f.read().splitlines()[int(at.group(2)) - 1]
                 col = int(at.group(3)) - 1
-                msg += f" | at: `{line[max(0, col - 40):col + 40].strip()}`"
+                msg += f" | at: `{line[max(0, col - 30):col + 30].strip()}`"
             except (OSError, IndexError):
                 pass
         res["causes"]["read"] = {"class": classify_error(msg), "detail": msg,
@@ -267,14 +267,48 @@ def summary(results: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _pattern(c: dict) -> str:
+    """The cause without its location and figures, to group the same defect across programs."""
+    d = c["detail"]
+    d = re.sub(r"\S+\.txt:\d+:\d+: ", "", d)
+    d = re.sub(r" \| at: .*$", "", d)
+    if c["class"] in ("planning", "accounting") or d.startswith(("--solver", "default-solver")):
+        d = re.sub(r"[-+]?[\d,]+(\.\d+)?", "N", d)
+    if c["class"] == "dataflow" and "differ:" in d:
+        d = "live ranges differ"
+    return d
+
+
 def findings(results: list[dict]) -> str:
-    lines = []
+    """Every failing property, grouped by cause class and pattern, each program listed with its
+    own detail (where the reader stopped, which bytes, which live ranges)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
     for r in results:
         for p in PROPERTIES:
             c = r["causes"].get(p)
             if c and c["class"] != "not-read":
-                lines.append(f"- **{r['version']} `{r['program']}`**, {p} [{c['class']}]: {c['detail']}")
+                key = (c["class"], p, _pattern(c))
+                groups.setdefault(key, []).append(f"{r['version']} `{r['program']}`: {c['detail']}")
+    order = {"reader": 0, "dataflow": 1, "planning": 2, "accounting": 3}
+    lines = []
+    for (cls, prop, pat), items in sorted(groups.items(), key=lambda kv: (order.get(kv[0][0], 9), kv[0][1], -len(kv[1]))):
+        lines.append(f"### [{cls}] {prop}: {pat} ({len(items)})\n")
+        lines.extend(f"- {i}" for i in items)
+        lines.append("")
     return "\n".join(lines) + "\n"
+
+
+def replace_docs(path: str, text: str) -> None:
+    """Puts text between the corpus markers of docs/xla-fidelity.md."""
+    with open(path) as f:
+        doc = f.read()
+    begin, end = "<!-- corpus:begin -->", "<!-- corpus:end -->"
+    if begin not in doc or end not in doc:
+        raise SystemExit(f"{path}: markers {begin} / {end} not found")
+    head, rest = doc.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    with open(path, "w") as f:
+        f.write(head + begin + "\n" + text + end + tail)
 
 
 def main() -> int:
@@ -284,16 +318,21 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", help="write every result as JSON")
     ap.add_argument("--markdown", help="write the per-program table, summary and findings")
+    ap.add_argument("--docs", help="put them between the corpus markers of this file (docs/xla-fidelity.md)")
     a = ap.parse_args()
     results = run_all(a.xlamem, a.corpus, a.jobs)
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1, sort_keys=True)
             f.write("\n")
+    text = ("### Summary (program x version counts where the property holds)\n\n" + summary(results)
+            + "\n### Per program and version\n\n" + markdown(results, a.corpus)
+            + "\n## Findings: every mismatch, by cause\n\n" + findings(results))
     if a.markdown:
         with open(a.markdown, "w") as f:
-            f.write("## Summary\n\n" + summary(results) + "\n## Per program\n\n" + markdown(results, a.corpus)
-                    + "\n## Findings\n\n" + findings(results))
+            f.write(text)
+    if a.docs:
+        replace_docs(a.docs, text)
     print(summary(results))
     return 0
 

@@ -628,17 +628,19 @@ def diffrax_neural_ode_grad():
     return f, (params, y0), {}
 
 
-@program("models", needs=("diffrax",))
+@program("models", needs=("diffrax", "lineax"))
 def diffrax_sde_euler():
-    """diffrax SDE (Ornstein-Uhlenbeck) with Euler-Maruyama over a VirtualBrownianTree."""
+    """diffrax SDE (Ornstein-Uhlenbeck, diagonal noise as a lineax operator) with Euler-Maruyama
+    over a VirtualBrownianTree."""
     import jax
     import jax.numpy as jnp
     import diffrax
+    import lineax as lx
 
     def f(y0):
         bm = diffrax.VirtualBrownianTree(0.0, 1.0, tol=1e-3, shape=(16,), key=jax.random.PRNGKey(0))
         terms = diffrax.MultiTerm(diffrax.ODETerm(lambda t, y, a: -y),
-                                  diffrax.ControlTerm(lambda t, y, a: 0.3 * jnp.ones_like(y), bm))
+                                  diffrax.ControlTerm(lambda t, y, a: lx.DiagonalLinearOperator(0.3 * jnp.ones_like(y)), bm))
         return diffrax.diffeqsolve(terms, diffrax.Euler(), 0.0, 1.0, 0.05, y0, max_steps=32).ys
 
     return f, (normal(rng(), 16, scale=1.0),), {}
