@@ -59,7 +59,7 @@
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
 #include "xlamem/passes/planning_solvers.hpp"
-#include "xlamem/passes/planning_traits.hpp"
+#include "xlamem/graph/graph_queries.hpp"
 
 namespace xlamem {
 
@@ -145,6 +145,7 @@ struct temp_heap {
 template <graph G>
 class buffer_assignment {
  public:
+  static_assert(graph_queries<G>::checked);  // optional graph_traits members have the right signatures
   using liveness_type = live_range_analysis<G>;
   using dataflow_type = typename liveness_type::dataflow_type;
   using value_id = typename dataflow_type::value_id;
@@ -247,44 +248,6 @@ class buffer_assignment {
     return {};
   }
 
-  /// An allocation table in the format of XLA's `*-buffer-assignment.txt` dump.
-  [[nodiscard]] std::string to_string(const G& g) const {
-    const auto& df = la_.dataflow();
-    std::string out = "BufferAssignment:\n";
-    for (const auto& al : allocations_) {
-      out += "allocation " + std::to_string(al.index) + ": size " + std::to_string(al.size());
-      if (al.color() != 0) out += ", color " + std::to_string(al.color());
-      if (al.flags_.is_entry_parameter) {
-        const auto pn = df.parameters(la_.entry())[static_cast<std::size_t>(al.parameter_number)];
-        std::string idx;
-        detail::append_shape_index_text(idx, al.parameter_index);
-        out += ", parameter " + std::to_string(al.parameter_number) + ", shape |" +
-               strip_layout(planning_traits<G>::shape_string(g, df.instruction(pn), al.parameter_index)) +
-               "| at ShapeIndex " + idx;
-      }
-      if (al.holds_entry_root) {
-        const auto root = df.root(la_.entry());
-        out += ", output shape is |" + strip_layout(planning_traits<G>::shape_string(g, df.instruction(root), {})) + "|";
-      }
-      if (al.flags_.is_constant) out += ", constant";
-      if (al.flags_.is_thread_local) out += ", thread-local";
-      if (al.flags_.maybe_live_out) out += ", maybe-live-out";
-      if (al.flags_.is_preallocated_temp()) out += ", preallocated-temp";
-      out += ":\n";
-      if (!al.copy_of.empty()) out += " copy: " + al.copy_of + " (emulated copy insertion)\n";
-      for (const auto& x : al.values) {
-        const auto& d = df.get(x.value).defining;
-        out += " value: <" + std::to_string(x.value) + " " + la_.value_name(g, x.value, !df.get(x.value).is_tuple && d.index.empty()) +
-               (df.get(x.value).is_phi ? " (phi)" : "") + " @" + std::to_string(al.color()) + "> (size=" + std::to_string(x.size) + ",offset=" +
-               std::to_string(x.offset) + "): " + planning_traits<G>::shape_string(g, d.instruction, d.index) + "\n";
-      }
-    }
-    std::int64_t total = 0;
-    for (const auto& al : allocations_) total += al.size();
-    out += "\nTotal bytes used: " + std::to_string(total) + "\n";
-    return out;
-  }
-
  private:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
@@ -311,36 +274,18 @@ class buffer_assignment {
   std::int64_t peak_time_ = 0;
   std::vector<buffer_id> peak_buffers_;
 
-  /// `SHAPE{layout}` without layouts: drops every `{...}` that follows `]`.
-  static std::string strip_layout(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '{' && i > 0 && s[i - 1] == ']') {
-        int depth = 0;
-        for (; i < s.size(); ++i) {
-          if (s[i] == '{') ++depth;
-          else if (s[i] == '}' && --depth == 0) break;
-        }
-        continue;
-      }
-      out += s[i];
-    }
-    return out;
-  }
-
   /// XLA's can_share_as_operand: `user` (a value) may overwrite `operand` (a value) that dies
   /// where `user` is defined.
   bool can_share(const G& g, value_id user, value_id operand) const {
     const auto& df = la_.dataflow();
     const auto& u = df.get(user).defining;
-    if (planning_traits<G>::is_copy(g, u.instruction)) return false;
+    if (graph_queries<G>::is_copy(g, u.instruction)) return false;
     const std::size_t un = df.number(u.instruction);
     for (const auto& p : df.get(operand).positions) {
       const std::size_t pn = df.number(p.instruction);
       const auto& ops = df.operands(un);
       if (std::find(ops.begin(), ops.end(), pn) == ops.end()) continue;
-      if (planning_traits<G>::can_share_operand_buffer(g, p.instruction, p.index, u.instruction, u.index)) return true;
+      if (graph_queries<G>::can_share_operand_buffer(g, p.instruction, p.index, u.instruction, u.index)) return true;
     }
     return false;
   }
@@ -356,7 +301,7 @@ class buffer_assignment {
   bool is_copy_of(const G& g, value_id v, value_id source) const {
     const auto& df = la_.dataflow();
     const auto& d = df.get(v).defining;
-    if (!planning_traits<G>::is_copy(g, d.instruction)) return false;
+    if (!graph_queries<G>::is_copy(g, d.instruction)) return false;
     const auto& ops = df.operands(df.number(d.instruction));
     for (const auto& p : df.get(source).positions) {
       if (std::find(ops.begin(), ops.end(), df.number(p.instruction)) != ops.end()) return true;
@@ -662,7 +607,7 @@ class buffer_assignment {
       std::int64_t size, color;
     };
     std::vector<out_copy> copies;
-    if (options_.output_copies.value_or(!planning_traits<G>::is_scheduled(g))) {
+    if (options_.output_copies.value_or(!graph_queries<G>::is_scheduled(g))) {
       const std::size_t root = df.root(entry);
       std::vector<int> seen(nb, 0);
       std::vector<std::pair<std::size_t, std::vector<buffer_id>>> leaves;  // (subshape position, buffers)
@@ -684,7 +629,7 @@ class buffer_assignment {
           for (auto v : co.values(b)) {
             const auto& d = df.get(v).defining;
             const std::size_t n = df.number(d.instruction);
-            if (planning_traits<G>::is_constant(g, d.instruction)) copy = true;
+            if (graph_queries<G>::is_constant(g, d.instruction)) copy = true;
             if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
                 !co.parameter_has_alias(df.parameter_number(n), d.index)) {
               copy = true;
@@ -693,7 +638,7 @@ class buffer_assignment {
         }
         if (!copy) continue;
         for (const auto b : here) copied_[b] = 1;
-        std::string name = planning_traits<G>::name(g, df.instruction(root), root);
+        std::string name = graph_queries<G>::name(g, df.instruction(root), root);
         detail::append_shape_index_text(name, indices[k]);
         const auto& info = df.subshape(root, k);
         copies.push_back({std::move(name), static_cast<std::int64_t>(info.bytes), info.memory_space});
@@ -763,7 +708,7 @@ class buffer_assignment {
         if (!planned_value(v)) continue;
         const auto& val = df.get(v);
         const std::size_t n = df.number(val.defining.instruction);
-        if (planning_traits<G>::is_constant(g, val.defining.instruction)) {
+        if (graph_queries<G>::is_constant(g, val.defining.instruction)) {
           const auto a = new_allocation(b);
           allocations_[a].flags_.is_constant = true;
           add(g, a, b, 0);
