@@ -6,12 +6,16 @@ Given the header lists that meson installs, this compiles one translation unit p
   * every header with g++ -std=c++20 -Wall -Wextra -Wpedantic -Werror;
   * every core header also with clang++ and, as a .cu file, with nvcc -std=c++20;
   * every core header with a check that no CUDA or LLVM include guard is defined afterwards,
-    with the toolkits' include paths visible, so a stray #include <cuda.h> is caught by name.
+    with the toolkits' include paths visible, so a stray #include <cuda.h> is caught by name;
+  * every header against the layering table LAYERS: a header in folder F may include xlamem
+    headers only from the folders LAYERS[F] allows (passes/ never includes hlo/ or io/, for
+    example), and a folder missing from the table is an error, so a new folder states its place.
 It prints one line per check and a count; it exits 1 if any check failed.
 """
 import argparse
 import concurrent.futures
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -28,6 +32,51 @@ FORBIDDEN_GUARDS = {
     "LLVM_ADT_STRINGREF_H": "llvm/ADT/StringRef.h",
     "LLVM_EXECUTIONENGINE_RTDYLDMEMORYMANAGER_H": "llvm/ExecutionEngine/RTDyldMemoryManager.h",
 }
+
+
+# Which xlamem folders a header in each folder may include (besides its own folder). "core" is
+# the top-level headers (error.hpp, align.hpp, config.hpp, version.hpp). docs/design.md shows
+# this table; keep the two in step.
+LAYERS = {
+    "core": set(),
+    "alloc": {"core"},
+    "graph": {"core"},
+    "packing": {"core"},
+    "memory_terms": {"core"},
+    "jit": {"core", "alloc"},
+    "passes": {"core", "graph", "packing"},
+    "hlo": {"core", "graph"},
+    "io": {"core", "graph", "packing", "passes"},
+    "cuda": {"core", "alloc"},
+    "llvm": {"core", "alloc", "jit"},
+}
+# The umbrella header may include anything it documents.
+LAYER_EXEMPT = {"xlamem/xlamem.hpp"}
+
+
+def folder_of(name):
+    """The layer of an include name like xlamem/passes/liveness.hpp (its first folder)."""
+    parts = name.split("/")
+    return parts[1] if len(parts) > 2 else "core"
+
+
+def layering_violations(name, text):
+    """Messages for each xlamem include of header `name` (text `text`) that LAYERS forbids."""
+    if name in LAYER_EXEMPT:
+        return []
+    layer = folder_of(name)
+    if layer not in LAYERS:
+        return [f"{name}: folder '{layer}' is not in the layering table (test/header_isolation.py LAYERS)"]
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r'\s*#\s*include\s*[<"](xlamem/[^>"]+)[>"]', line)
+        if not m:
+            continue
+        target = folder_of(m.group(1))
+        if target != layer and target not in LAYERS[layer]:
+            out.append(f"{name}:{number}: layering: {layer}/ may not include {m.group(1)} "
+                       f"({layer}/ may include {', '.join(sorted(LAYERS[layer])) or 'only the standard library'})")
+    return out
 
 
 def relative_name(header, include_dir):
@@ -101,6 +150,16 @@ def main():
         cpp = source(name, ".cpp", f'#include "{name}"\nint xlamem_header_isolation_anchor;\n')
         checks.append((f"g++     {name}", [args.cxx, *warn, "-I", args.include, *extra, cpp]))
 
+    layering_failures = []  # (label, message)
+    for header in args.core + args.cuda + args.llvm:
+        name = relative_name(header, args.include)
+        with open(header) as f:
+            problems = layering_violations(name, f.read())
+        print(("ok      " if not problems else "FAILED  ") + f"layering {name}", flush=True)
+        if problems:
+            layering_failures.append((f"layering {name}", "\n".join(problems)))
+    layering_checks = len(args.core) + len(args.cuda) + len(args.llvm)
+
     skipped = []
     if not args.clang:
         skipped.append("clang++ not found: core headers not checked with clang")
@@ -121,7 +180,21 @@ def main():
             cpp = source(name, ".cpp", guard_check_source(name))
             planted.append((name, [args.cxx, *warn, "-I", inc, *toolkit_includes, cpp]))
 
-    failures = []
+    if args.self_test:
+        # A planted passes/ header that includes the HLO IR must be reported, and one that
+        # includes only graph/ must not.
+        bad = layering_violations("xlamem/passes/planted_layering.hpp",
+                                  '#pragma once\n#include <vector>\n#include "xlamem/hlo/module.hpp"\n')
+        good = layering_violations("xlamem/passes/planted_layering.hpp",
+                                   '#pragma once\n#include "xlamem/graph/graph_traits.hpp"\n')
+        caught = len(bad) == 1 and "passes/ may not include xlamem/hlo/module.hpp" in bad[0] and not good
+        print(("ok      " if caught else "FAILED  ") + "self-test: planted passes/ -> hlo/ include is "
+              + ("caught" if caught else "NOT caught"))
+        if not caught:
+            layering_failures.append(("self-test layering", "\n".join(bad + good)))
+        layering_checks += 1
+
+    failures = list(layering_failures)
     jobs = max(1, os.cpu_count() or 1)
     with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
         results = list(pool.map(lambda c: (c[0], *run(c[1])), checks))
@@ -142,8 +215,8 @@ def main():
         print(f"note: {s}")
     headers = len(args.core) + len(args.cuda) + len(args.llvm)
     print(f"header isolation: {headers} public headers ({len(args.core)} core, {len(args.cuda)} cuda, "
-          f"{len(args.llvm)} llvm), {len(checks) + len(planted)} checks, "
-          f"{len(checks) + len(planted) - len(failures)} passed, "
+          f"{len(args.llvm)} llvm), {len(checks) + len(planted) + layering_checks} checks, "
+          f"{len(checks) + len(planted) + layering_checks - len(failures)} passed, "
           f"{len(failures)} failed")
     return 1 if failures else 0
 

@@ -3,6 +3,9 @@
 // Handles are bare regular types (plus std::hash, which dataflow_analysis declares it needs
 // for graphs without dense numbers), ranges have only begin/end, and nothing else is defined.
 // Instantiating the passes with them proves the passes ask for no more than they declare.
+// `sized_graph` has `std::size_t` handles and dense numbers; `planning_graph` declares every
+// optional member of graph/graph_queries.hpp, each with the least its signature allows
+// (input_output_aliases returns a begin/end range of a type that only converts to io_alias).
 #pragma once
 
 #include <cstddef>
@@ -55,6 +58,16 @@ struct traits_base {
   }
 };
 
+/// A graph whose handles are `std::size_t` (dense numbers), as an IR holding nodes in a vector.
+struct sized_graph {};
+/// A graph that answers every optional planning question.
+struct planning_graph {};
+
+/// An alias entry of the graph's own type: it converts to io_alias and offers nothing else.
+struct own_alias {
+  operator io_alias() const { return {}; }  // NOLINT(google-explicit-constructor): the point
+};
+
 }  // namespace xlamem::test::archetype
 
 template <>
@@ -80,3 +93,47 @@ static_assert(xlamem::graph<xlamem::test::archetype::graph>);
 static_assert(!xlamem::dense_graph<xlamem::test::archetype::graph>);
 static_assert(!xlamem::memory_space_graph<xlamem::test::archetype::graph>);
 static_assert(xlamem::memory_space_graph<xlamem::test::archetype::mutable_graph>);
+
+template <>
+struct xlamem::graph_traits<xlamem::test::archetype::sized_graph> {
+  using G = xlamem::test::archetype::sized_graph;
+  using computation_type = std::size_t;
+  using instruction_type = std::size_t;
+  static xlamem::test::archetype::range<std::size_t> computations(const G&) { return {}; }
+  static xlamem::test::archetype::range<std::size_t> instructions(const G&, std::size_t) { return {}; }
+  static xlamem::test::archetype::range<std::size_t> parameters(const G&, std::size_t) { return {}; }
+  static std::size_t root(const G&, std::size_t) { return 0; }
+  static std::size_t parent(const G&, std::size_t) { return 0; }
+  static xlamem::test::archetype::range<std::size_t> operands(const G&, std::size_t) { return {}; }
+  static xlamem::test::archetype::range<std::size_t> users(const G&, std::size_t) { return {}; }
+  static memory_semantics<std::size_t> semantics(const G&, std::size_t) { return {}; }
+  template <class F>
+  static void for_each_subshape(const G&, std::size_t, F&& f) {
+    f(shape_index{}, subshape_info{});
+  }
+  static std::size_t instruction_count(const G&) { return 0; }
+  static std::size_t instruction_number(const G&, std::size_t i) { return i; }
+  static std::size_t computation_count(const G&) { return 0; }
+  static std::size_t computation_number(const G&, std::size_t c) { return c; }
+};
+
+template <>
+struct xlamem::graph_traits<xlamem::test::archetype::planning_graph>
+    : xlamem::test::archetype::traits_base<xlamem::test::archetype::planning_graph> {
+  using G = xlamem::test::archetype::planning_graph;
+  static const char* name(const G&, instruction_type) { return "i"; }
+  static const char* shape_string(const G&, instruction_type, const shape_index&) { return "f32[]"; }
+  static const char* computation_name(const G&, computation_type) { return "c"; }
+  static bool is_constant(const G&, instruction_type) { return false; }
+  static bool is_copy(const G&, instruction_type) { return false; }
+  static bool is_scheduled(const G&) { return true; }
+  static computation_type entry(const G&) { return {}; }
+  static xlamem::test::archetype::range<xlamem::test::archetype::own_alias> input_output_aliases(const G&) { return {}; }
+  static bool can_share_operand_buffer(const G&, instruction_type, const shape_index&, instruction_type,
+                                       const shape_index&) {
+    return false;
+  }
+};
+
+static_assert(xlamem::dense_graph<xlamem::test::archetype::sized_graph>);
+static_assert(xlamem::module_graph<xlamem::test::archetype::planning_graph>);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for passes/memory_terms.hpp: XLA's 21 MemoryTermReducer vectors in both input forms,
+// Tests for memory_terms/ (memory_terms.hpp): XLA's 21 MemoryTermReducer vectors in both input forms,
 // random property tests of every policy against the verifier, the split-aware policy against
 // xla_compatible on the staircase/nested family, and the constraint rows.
 #include <doctest/doctest.h>
@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "xlamem/passes/memory_terms.hpp"
-#include "xlamem/passes/memory_terms_generators.hpp"
+#include "xlamem/memory_terms/memory_terms.hpp"
+#include "support/memory_terms_generators.hpp"
 
 using namespace xlamem;
 

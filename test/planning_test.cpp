@@ -20,6 +20,9 @@
 #include "support.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/io/buffer_assignment_dump.hpp"
+#include "xlamem/io/buffer_assignment_text.hpp"
+#include "xlamem/io/live_range_text.hpp"
+#include "xlamem/io/memory_stats_text.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
@@ -207,7 +210,7 @@ TEST_SUITE("planning/liveness") {
       const module m = read(base.string() + ".hlo");
       auto la = live_range_analysis<module>::run(m);
       REQUIRE(la.has_value());
-      CHECK(la->to_string(m) == slurp(base.string() + ".expected-live-range.txt"));
+      CHECK(xlamem::live_range_text(m, *la) == slurp(base.string() + ".expected-live-range.txt"));
     }
   }
 
@@ -241,7 +244,7 @@ TEST_SUITE("planning/liveness") {
     auto b = live_range_analysis<module>::run(m);
     REQUIRE(a.has_value());
     REQUIRE(b.has_value());
-    CHECK(a->to_string(m) == b->to_string(m));
+    CHECK(xlamem::live_range_text(m, *a) == xlamem::live_range_text(m, *b));
     // param_iter, param_data, tuple.1, then the condition (4), the body (12), while, gte.
     CHECK(a->end_time() == 3 + 4 + 12 + 2);
     const auto& seq = a->sequence();
@@ -339,12 +342,12 @@ TEST_SUITE("planning/memory_stats") {
     s.host_temp_size_in_bytes = 29;
     s.peak_memory_in_bytes = 31;
     s.total_allocation_bytes = 37;
-    CHECK(s.to_string() ==
+    CHECK(xlamem::memory_stats_text(s) ==
           "CompiledMemoryStats(generated_code_size_in_bytes=2, argument_size_in_bytes=3, output_size_in_bytes=5, "
           "alias_size_in_bytes=7, temp_size_in_bytes=11, host_generated_code_size_in_bytes=13, "
           "host_argument_size_in_bytes=17, host_output_size_in_bytes=19, host_alias_size_in_bytes=23, "
           "host_temp_size_in_bytes=29)");
-    CHECK(s.to_json() ==
+    CHECK(xlamem::memory_stats_json(s) ==
           "{\"generated_code_size_in_bytes\": 2, \"argument_size_in_bytes\": 3, \"output_size_in_bytes\": 5, "
           "\"alias_size_in_bytes\": 7, \"temp_size_in_bytes\": 11, \"host_generated_code_size_in_bytes\": 13, "
           "\"host_argument_size_in_bytes\": 17, \"host_output_size_in_bytes\": 19, \"host_alias_size_in_bytes\": 23, "
@@ -700,7 +703,7 @@ TEST_SUITE("planning/fidelity") {
       CHECK(d.stats().temp_size_in_bytes <= xla.at("temp_size_in_bytes"));
       // Every value's live range equals XLA's HloLiveRange (the dump's order is XLA's hash
       // order, so the lines are compared as sets).
-      CHECK(buffer_live_ranges(x.liveness().to_string(m)) ==
+      CHECK(buffer_live_ranges(xlamem::live_range_text(m, x.liveness())) ==
             buffer_live_ranges(slurp(entry.path() / ("jit_" + name + ".cpu_after_optimizations-live-range.txt"))));
       // As many allocations as XLA made (parameters, outputs, constants, thread-local, temp).
       std::size_t xla_allocations = 0;

@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include "xlamem/passes/memory_terms.hpp"
-#include "xlamem/passes/memory_terms_generators.hpp"
+#include "xlamem/memory_terms/memory_terms.hpp"
+#include "../../test/support/memory_terms_generators.hpp"  // test and bench support, not installed
 
 namespace {
 

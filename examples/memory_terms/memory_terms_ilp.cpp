@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "xlamem/passes/memory_terms.hpp"
+#include "xlamem/memory_terms/memory_terms.hpp"
 
 int main() {
   using namespace xlamem;

@@ -8,6 +8,8 @@
 #include <string>
 
 #include "xlamem/hlo/reader.hpp"
+#include "xlamem/io/buffer_assignment_text.hpp"
+#include "xlamem/io/memory_stats_text.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
 #ifndef XLAMEM_EXAMPLE_MODEL
@@ -32,7 +34,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "plan_module: invalid plan: %s\n", ok.error().to_string().c_str());
     return 1;
   }
-  std::printf("%s\n", plan->stats().to_string().c_str());
+  std::printf("%s\n", xlamem::memory_stats_text(plan->stats()).c_str());
   std::printf("peak %lld bytes at time %lld\n", static_cast<long long>(plan->stats().peak_memory_in_bytes),
               static_cast<long long>(plan->peak_time()));
   for (const auto& h : plan->heaps()) {
@@ -40,6 +42,6 @@ int main(int argc, char** argv) {
                 static_cast<long long>(h.color), static_cast<long long>(h.size), static_cast<long long>(h.lower_bound),
                 h.problem.buffers.size());
   }
-  std::fputs(plan->to_string(*m).c_str(), stdout);
+  std::fputs(xlamem::buffer_assignment_text(*m, *plan).c_str(), stdout);
   return 0;
 }

@@ -16,6 +16,8 @@
 
 #include "commands.hpp"
 #include "xlamem/hlo/reader.hpp"
+#include "xlamem/io/buffer_assignment_text.hpp"
+#include "xlamem/io/memory_stats_text.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
 namespace xlamem::cli {
@@ -109,7 +111,7 @@ nlohmann::json to_json(const hlo::module& m, const assignment& a, const plan_opt
   j["solver"] = o.solver;
   j["alignment"] = o.alignment;
   j["planning_seconds"] = seconds;
-  j["compiled_memory_stats"] = json::parse(a.stats().to_json());
+  j["compiled_memory_stats"] = json::parse(memory_stats_json(a.stats()));
   json allocs = json::array();
   for (const auto& al : a.allocations()) {
     json x;
@@ -163,7 +165,7 @@ std::string to_text(const hlo::module& m, const assignment& a, const plan_option
   std::string s = fmt::format("Module {} ({} instructions, {}), solver {}, alignment {}, planned in {:.2f} ms\n", m.name,
                               m.instructions.size(), m.is_scheduled ? "scheduled" : "not scheduled: module order",
                               o.solver, o.alignment, seconds * 1e3);
-  s += st.to_string() + "\n";
+  s += memory_stats_text(st) + "\n";
   s += fmt::format("peak_memory_in_bytes={} total_allocation_bytes={} (argument + output - alias + temp = {})\n",
                    st.peak_memory_in_bytes, st.total_allocation_bytes, st.device_footprint());
   for (const auto& h : a.heaps()) {
@@ -177,7 +179,7 @@ std::string to_text(const hlo::module& m, const assignment& a, const plan_option
     if (whole != h.size) s += fmt::format("; with the tuple tables XLA keeps apart, {} bytes", whole);
     s += "\n";
   }
-  s += "\n" + a.to_string(m);
+  s += "\n" + buffer_assignment_text(m, a);
   s += fmt::format("\nBuffers live at the peak (time {}, {} bytes):\n", a.peak_time(), st.peak_memory_in_bytes);
   std::int64_t cumulative = 0;
   for (auto b : a.peak_buffers()) {

@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
-#include "xlamem/passes/memory_terms.hpp"
+#include "xlamem/memory_terms/memory_terms.hpp"
 
 namespace xlamem::cli {
 namespace {

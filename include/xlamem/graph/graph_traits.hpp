@@ -15,7 +15,10 @@
 /// Optional capabilities are detected: dense instruction numbers (`dense_graph`) let analyses use
 /// flat arrays instead of hash maps; `memory_space_graph` adds writable memory space and split
 /// configuration on leaves; `entry_graph` and `module_graph` add the entry computation, the
-/// schedule flag and input/output aliasing.
+/// schedule flag and input/output aliasing (`io_alias`). The planning passes read a few more
+/// optional members of the same `graph_traits<G>` (names, shape text, constants, copies, operand
+/// sharing); `graph/graph_queries.hpp` lists them with their defaults, and a member that is
+/// present with the wrong signature is a compile error naming it, never a silent default.
 ///
 /// What the compiler cannot check: handles are cheap to copy and compare, stay valid while the
 /// graph is not structurally changed, and `instructions(g, c)` returns the same order every time.
@@ -125,16 +128,24 @@ struct memory_semantics {
   bool reads_forwarded = false;
 };
 
-/// An entry-parameter buffer that the program's output may reuse (XLA `input_output_alias`):
-/// output leaf `output_index` and parameter `parameter` at `parameter_index`.
-struct parameter_alias {
+/// One `input_output_alias` entry (XLA): output subshape `output_index` of the entry root lives
+/// in the buffer of entry parameter `parameter` at `parameter_index`. With `must_alias == false`
+/// (XLA's may-alias) the parameter's allocation may also hold temporaries once the parameter is
+/// dead. The one alias type of the traits: `input_output_aliases(g)` returns a range of these,
+/// and colocation and buffer assignment read them. A negative or too large `parameter` is an
+/// error of the passes, not undefined behaviour.
+struct io_alias {
   shape_index output_index;
-  std::size_t parameter = 0;
+  std::int64_t parameter = 0;
   shape_index parameter_index;
   bool must_alias = false;  ///< `must-alias`; otherwise the alias is allowed, not required
 
-  friend bool operator==(const parameter_alias&, const parameter_alias&) = default;
+  friend bool operator==(const io_alias&, const io_alias&) = default;
 };
+
+/// The name `io_alias` had in `graph_traits` before the planning and graph traits were one
+/// family; the same type.
+using parameter_alias = io_alias;
 
 /// Specialise for a graph type. The primary template is left undefined so that a missing
 /// specialisation fails at the first use with "incomplete type graph_traits<G>".
@@ -146,6 +157,11 @@ template <class R>
 concept iterable_range = requires(R& r) {
   std::begin(r);
   std::end(r);
+};
+/// A range whose elements convert to `T`.
+template <class R, class T>
+concept range_of = iterable_range<R> && requires(R& r) {
+  { *std::begin(r) } -> std::convertible_to<T>;
 };
 /// The visitor a graph's `for_each_subshape` must accept (a named type: lambdas in concepts
 /// trip some front ends).
@@ -210,7 +226,7 @@ concept entry_graph = graph<G> && requires(const G& g) {
 template <class G>
 concept module_graph = entry_graph<G> && requires(const G& g) {
   { graph_traits<G>::is_scheduled(g) } -> std::convertible_to<bool>;
-  { graph_traits<G>::input_output_aliases(g) } -> detail::iterable_range;
+  { graph_traits<G>::input_output_aliases(g) } -> detail::range_of<io_alias>;
 };
 
 }  // namespace xlamem

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// The HLO reference IR: opcodes, instructions, computations and modules, plus the
-/// `graph_traits<hlo::module>` specialisation that makes a module a `dense_graph`, a
-/// `memory_space_graph` and a `module_graph`.
+/// The HLO reference IR: opcodes, instructions, computations and modules, and each opcode's
+/// memory semantics (`semantics_of`). The `graph_traits<hlo::module>` specialisation that makes
+/// a module a `dense_graph`, a `memory_space_graph` and a `module_graph`, and answers the
+/// planning questions, is in `hlo/graph_model.hpp` (included at the end of this header).
 ///
 /// The IR keeps what memory planning needs in structured form (names, opcodes, shapes with
 /// layouts, operands, users, parameter numbers, tuple indices, called computations,
@@ -463,96 +464,6 @@ class id_range {
 
 }  // namespace xlamem::hlo
 
-namespace xlamem {
-
-/// The HLO reference IR as a graph: dense numbers are the ids, shapes come from the IR.
-template <>
-struct graph_traits<hlo::module> {
-  using computation_type = hlo::computation_id;
-  using instruction_type = hlo::instruction_id;
-
-  static hlo::detail::id_range<hlo::computation_id> computations(const hlo::module& m) {
-    return hlo::detail::id_range<hlo::computation_id>(m.computations.size());
-  }
-  static const std::vector<hlo::instruction_id>& instructions(const hlo::module& m, computation_type c) {
-    return m[c].instructions;
-  }
-  static const std::vector<hlo::instruction_id>& parameters(const hlo::module& m, computation_type c) {
-    return m[c].parameters;
-  }
-  static instruction_type root(const hlo::module& m, computation_type c) { return m[c].root; }
-  static computation_type parent(const hlo::module& m, instruction_type i) { return m[i].parent; }
-  static const std::vector<hlo::instruction_id>& operands(const hlo::module& m, instruction_type i) {
-    return m[i].operands;
-  }
-  static const std::vector<hlo::instruction_id>& users(const hlo::module& m, instruction_type i) {
-    return m[i].users;
-  }
-  static memory_semantics<computation_type> semantics(const hlo::module& m, instruction_type i) {
-    return hlo::semantics_of(m, i);
-  }
-  template <class F>
-  static void for_each_subshape(const hlo::module& m, instruction_type i, F&& f) {
-    hlo::for_each_subshape(m[i].shape, [&](const shape_index& index, const hlo::shape& s) {
-      subshape_info info;
-      info.is_tuple = s.is_tuple();
-      info.tuple_size = s.elements.size();
-      info.bytes = s.byte_size();
-      if (s.has_layout) {
-        info.memory_space = s.layout.memory_space;
-        if (!s.layout.split_configs.empty()) info.split = s.layout.split_configs.front();
-      }
-      f(index, static_cast<const subshape_info&>(info));
-    });
-  }
-
-  static std::size_t instruction_count(const hlo::module& m) { return m.instructions.size(); }
-  static std::size_t instruction_number(const hlo::module&, instruction_type i) { return hlo::index_of(i); }
-  static std::size_t computation_count(const hlo::module& m) { return m.computations.size(); }
-  static std::size_t computation_number(const hlo::module&, computation_type c) { return hlo::index_of(c); }
-
-  static computation_type entry(const hlo::module& m) { return m.entry; }
-  static bool is_scheduled(const hlo::module& m) { return m.is_scheduled; }
-  static std::vector<parameter_alias> input_output_aliases(const hlo::module& m) {
-    std::vector<parameter_alias> out;
-    out.reserve(m.input_output_alias.size());
-    for (const auto& e : m.input_output_alias) {
-      out.push_back({e.output_index, static_cast<std::size_t>(e.parameter), e.parameter_index, e.must_alias});
-    }
-    return out;
-  }
-
-  static std::int64_t memory_space(const hlo::module& m, instruction_type i, const shape_index& index) {
-    const hlo::shape* s = m[i].shape.subshape(index);
-    return s != nullptr && s->has_layout ? s->layout.memory_space : 0;
-  }
-  static std::optional<split_config> split(const hlo::module& m, instruction_type i, const shape_index& index) {
-    const hlo::shape* s = m[i].shape.subshape(index);
-    if (s == nullptr || !s->has_layout || s->layout.split_configs.empty()) return std::nullopt;
-    return s->layout.split_configs.front();
-  }
-  static void set_memory_space(hlo::module& m, instruction_type i, const shape_index& index, std::int64_t space) {
-    hlo::shape* s = m[i].shape.subshape(index);
-    if (s == nullptr || !s->is_array()) return;
-    s->ensure_layout();
-    s->layout.memory_space = space;
-  }
-  /// Replaces all split configurations of the leaf by `sc` (none when nullopt), as XLA does.
-  static void set_split(hlo::module& m, instruction_type i, const shape_index& index,
-                        const std::optional<split_config>& sc) {
-    hlo::shape* s = m[i].shape.subshape(index);
-    if (s == nullptr || !s->is_array()) return;
-    if (!sc && !s->has_layout) return;
-    s->ensure_layout();
-    s->layout.split_configs.clear();
-    if (sc) s->layout.split_configs.push_back(*sc);
-  }
-};
-
-static_assert(graph<hlo::module>);
-static_assert(dense_graph<hlo::module>);
-static_assert(memory_space_graph<hlo::module>);
-static_assert(entry_graph<hlo::module>);
-static_assert(module_graph<hlo::module>);
-
-}  // namespace xlamem
+// The IR's answers to the graph traits (graph, planning questions) live in their own header;
+// it is included here so that every use of a module sees the one specialisation.
+#include "xlamem/hlo/graph_model.hpp"

@@ -7,9 +7,9 @@
 /// section is recognised by its own header line wherever it stands.
 ///
 /// From the allocations, `buffer_assignment_dump::stats()` derives the figures of XLA's
-/// `CompiledMemoryStats` (JAX `compiled.memory_analysis()`) the way
-/// `CompiledMemoryStats::PopulateBufferStatsFromAllocations` does, so tests can hold a planner
-/// to XLA allocation by allocation and in total.
+/// `CompiledMemoryStats` (JAX `compiled.memory_analysis()`) with the same
+/// `stats_from_allocations` (`passes/memory_stats.hpp`) that buffer assignment uses, so tests
+/// hold a planner to XLA allocation by allocation and in total.
 ///
 /// Parsing is linear in the input. Errors are `errc::parse_error` with `file:line:column`;
 /// a reader never crashes or loops on malformed text. Not thread-safe per object (plain data).
@@ -31,13 +31,14 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/passes/memory_stats.hpp"
 
 namespace xlamem {
 
 /// What XLA decided for one module's buffers, as its dump files print it.
 struct buffer_assignment_dump {
   /// XLA's memory space of host memory (`kHostMemorySpace`), the `S(5)` of layouts.
-  static constexpr std::int64_t host_memory_space = 5;
+  static constexpr std::int64_t host_memory_space = xlamem::host_memory_space;
 
   /// One value placed in an allocation:
   /// ` value: <ID NAME[{index}][ (phi)][ @COLOR]> (size=S,offset=O): SHAPE`.
@@ -140,17 +141,12 @@ struct buffer_assignment_dump {
   /// The figures of XLA's `CompiledMemoryStats` derived from the allocations, plus what XLA
   /// counts in no stats field (constants, thread-local) and the total.
   struct memory_stats {
-    std::uint64_t argument = 0;       ///< entry-parameter allocations
-    std::uint64_t output = 0;         ///< maybe-live-out allocations (includes the tuple table)
-    std::uint64_t alias = 0;          ///< parameter allocations that are also live-out
-    std::uint64_t temp = 0;           ///< preallocated-temp allocations
-    std::uint64_t host_argument = 0;  ///< the same four for allocations of colour 5
-    std::uint64_t host_output = 0;
-    std::uint64_t host_alias = 0;
-    std::uint64_t host_temp = 0;
-    std::uint64_t constant = 0;  ///< constant allocations (in no CompiledMemoryStats field)
-    std::uint64_t thread_local_bytes = 0;  ///< thread-local allocations (in no field either)
-    std::uint64_t total = 0;               ///< all allocations: XLA's "Total bytes used"
+    /// Argument, output, alias and temp bytes, device and host, and the device total, by the
+    /// same `stats_from_allocations` that buffer assignment uses (peak and code size stay 0).
+    compiled_memory_stats compiled;
+    std::int64_t constant = 0;            ///< constant allocations (in no CompiledMemoryStats field)
+    std::int64_t thread_local_bytes = 0;  ///< thread-local allocations (in no field either)
+    std::int64_t total = 0;               ///< all allocations, host ones too: XLA's "Total bytes used"
   };
 
   std::vector<allocation> allocations;            ///< in printed order (index order)
@@ -188,20 +184,36 @@ struct buffer_assignment_dump {
     return nullptr;
   }
 
-  /// XLA's memory figures derived from the allocations. XLA splits device and host by the
-  /// memory space of each allocation's values; with XLA's default colourer that is the colour.
-  [[nodiscard]] memory_stats stats() const noexcept {
+  /// The flags XLA's statistics read, as this dump prints them: an entry parameter that is also
+  /// live-out is XLA's `is_parameter_aliased_with_output` (donated arguments,
+  /// `input_output_alias`). XLA splits device and host by the memory space of each
+  /// allocation's values; with XLA's default colourer that is the colour.
+  [[nodiscard]] static allocation_flags flags_of(const allocation& a) noexcept {
+    allocation_flags f;
+    f.size = static_cast<std::int64_t>(a.size);
+    f.color = a.color;
+    f.is_entry_parameter = a.is_entry_parameter();
+    f.is_parameter_aliased_with_output = a.is_aliased_parameter();
+    f.maybe_live_out = a.maybe_live_out;
+    f.is_thread_local = a.is_thread_local;
+    f.is_constant = a.is_constant;
+    return f;
+  }
+
+  /// XLA's memory figures derived from the allocations (`PopulateBufferStatsFromAllocations`),
+  /// and the constant, thread-local and total bytes.
+  [[nodiscard]] memory_stats stats() const {
+    std::vector<allocation_flags> flags;
+    flags.reserve(allocations.size());
     memory_stats s;
     for (const auto& a : allocations) {
-      s.total += a.size;
-      const bool host = a.color == host_memory_space;
-      if (a.is_entry_parameter()) (host ? s.host_argument : s.argument) += a.size;
-      if (a.maybe_live_out) (host ? s.host_output : s.output) += a.size;
-      if (a.is_aliased_parameter()) (host ? s.host_alias : s.alias) += a.size;
-      if (a.is_preallocated_temp) (host ? s.host_temp : s.temp) += a.size;
-      if (a.is_constant) s.constant += a.size;
-      if (a.is_thread_local) s.thread_local_bytes += a.size;
+      flags.push_back(flags_of(a));
+      const auto size = static_cast<std::int64_t>(a.size);
+      s.total += size;
+      if (a.is_constant) s.constant += size;
+      if (a.is_thread_local) s.thread_local_bytes += size;
     }
+    s.compiled = stats_from_allocations(flags);
     return s;
   }
 };
@@ -536,9 +548,11 @@ enum class ba_section {
           return c.fail_at(11, "allocation " + std::to_string(a.index) +
                                    " is out of order (expected " + std::to_string(expected) + ")");
         }
-        // stats() adds sizes up: refuse a dump whose allocations overflow 64 bits together.
-        if (a.size > std::numeric_limits<std::uint64_t>::max() - allocation_total) {
-          return c.fail_at(19, "allocation sizes add up to more than 64 bits");
+        // stats() adds sizes up in compiled_memory_stats' signed 64-bit fields: refuse a dump
+        // whose allocations overflow them together.
+        constexpr auto max_total = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+        if (a.size > max_total - allocation_total) {
+          return c.fail_at(19, "allocation sizes add up to more than 2^63 - 1 bytes");
         }
         allocation_total += a.size;
         dump.allocations.push_back(std::move(a));

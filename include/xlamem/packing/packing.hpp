@@ -5,7 +5,9 @@
 /// search. The CSV and SVG front ends live in `xlamem/io/`.
 #pragma once
 
+#include "xlamem/packing/aligned_lower_bound.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/packing/search.hpp"
+#include "xlamem/packing/xla_best_fit.hpp"

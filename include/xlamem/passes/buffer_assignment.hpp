@@ -56,10 +56,11 @@
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/passes/colocation.hpp"
+#include "xlamem/passes/detail/xla_order.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
 #include "xlamem/passes/planning_solvers.hpp"
-#include "xlamem/passes/planning_traits.hpp"
+#include "xlamem/graph/graph_queries.hpp"
 
 namespace xlamem {
 
@@ -145,6 +146,7 @@ struct temp_heap {
 template <graph G>
 class buffer_assignment {
  public:
+  static_assert(graph_queries<G>::checked);  // optional graph_traits members have the right signatures
   using liveness_type = live_range_analysis<G>;
   using dataflow_type = typename liveness_type::dataflow_type;
   using value_id = typename dataflow_type::value_id;
@@ -247,44 +249,6 @@ class buffer_assignment {
     return {};
   }
 
-  /// An allocation table in the format of XLA's `*-buffer-assignment.txt` dump.
-  [[nodiscard]] std::string to_string(const G& g) const {
-    const auto& df = la_.dataflow();
-    std::string out = "BufferAssignment:\n";
-    for (const auto& al : allocations_) {
-      out += "allocation " + std::to_string(al.index) + ": size " + std::to_string(al.size());
-      if (al.color() != 0) out += ", color " + std::to_string(al.color());
-      if (al.flags_.is_entry_parameter) {
-        const auto pn = df.parameters(la_.entry())[static_cast<std::size_t>(al.parameter_number)];
-        std::string idx;
-        detail::append_shape_index_text(idx, al.parameter_index);
-        out += ", parameter " + std::to_string(al.parameter_number) + ", shape |" +
-               strip_layout(planning_traits<G>::shape_string(g, df.instruction(pn), al.parameter_index)) +
-               "| at ShapeIndex " + idx;
-      }
-      if (al.holds_entry_root) {
-        const auto root = df.root(la_.entry());
-        out += ", output shape is |" + strip_layout(planning_traits<G>::shape_string(g, df.instruction(root), {})) + "|";
-      }
-      if (al.flags_.is_constant) out += ", constant";
-      if (al.flags_.is_thread_local) out += ", thread-local";
-      if (al.flags_.maybe_live_out) out += ", maybe-live-out";
-      if (al.flags_.is_preallocated_temp()) out += ", preallocated-temp";
-      out += ":\n";
-      if (!al.copy_of.empty()) out += " copy: " + al.copy_of + " (emulated copy insertion)\n";
-      for (const auto& x : al.values) {
-        const auto& d = df.get(x.value).defining;
-        out += " value: <" + std::to_string(x.value) + " " + la_.value_name(g, x.value, !df.get(x.value).is_tuple && d.index.empty()) +
-               (df.get(x.value).is_phi ? " (phi)" : "") + " @" + std::to_string(al.color()) + "> (size=" + std::to_string(x.size) + ",offset=" +
-               std::to_string(x.offset) + "): " + planning_traits<G>::shape_string(g, d.instruction, d.index) + "\n";
-      }
-    }
-    std::int64_t total = 0;
-    for (const auto& al : allocations_) total += al.size();
-    out += "\nTotal bytes used: " + std::to_string(total) + "\n";
-    return out;
-  }
-
  private:
   static constexpr std::size_t none = static_cast<std::size_t>(-1);
 
@@ -311,36 +275,18 @@ class buffer_assignment {
   std::int64_t peak_time_ = 0;
   std::vector<buffer_id> peak_buffers_;
 
-  /// `SHAPE{layout}` without layouts: drops every `{...}` that follows `]`.
-  static std::string strip_layout(const std::string& s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size(); ++i) {
-      if (s[i] == '{' && i > 0 && s[i - 1] == ']') {
-        int depth = 0;
-        for (; i < s.size(); ++i) {
-          if (s[i] == '{') ++depth;
-          else if (s[i] == '}' && --depth == 0) break;
-        }
-        continue;
-      }
-      out += s[i];
-    }
-    return out;
-  }
-
   /// XLA's can_share_as_operand: `user` (a value) may overwrite `operand` (a value) that dies
   /// where `user` is defined.
   bool can_share(const G& g, value_id user, value_id operand) const {
     const auto& df = la_.dataflow();
     const auto& u = df.get(user).defining;
-    if (planning_traits<G>::is_copy(g, u.instruction)) return false;
+    if (graph_queries<G>::is_copy(g, u.instruction)) return false;
     const std::size_t un = df.number(u.instruction);
     for (const auto& p : df.get(operand).positions) {
       const std::size_t pn = df.number(p.instruction);
       const auto& ops = df.operands(un);
       if (std::find(ops.begin(), ops.end(), pn) == ops.end()) continue;
-      if (planning_traits<G>::can_share_operand_buffer(g, p.instruction, p.index, u.instruction, u.index)) return true;
+      if (graph_queries<G>::can_share_operand_buffer(g, p.instruction, p.index, u.instruction, u.index)) return true;
     }
     return false;
   }
@@ -356,7 +302,7 @@ class buffer_assignment {
   bool is_copy_of(const G& g, value_id v, value_id source) const {
     const auto& df = la_.dataflow();
     const auto& d = df.get(v).defining;
-    if (!planning_traits<G>::is_copy(g, d.instruction)) return false;
+    if (!graph_queries<G>::is_copy(g, d.instruction)) return false;
     const auto& ops = df.operands(df.number(d.instruction));
     for (const auto& p : df.get(source).positions) {
       if (std::find(ops.begin(), ops.end(), df.number(p.instruction)) != ops.end()) return true;
@@ -390,179 +336,15 @@ class buffer_assignment {
     (void)g;
   }
 
-  // XLA's post-order position of every instruction (BufferAssigner's sort key among buffers
-  // of one size): the scheduled computations in reverse post-order of the call graph
-  // (callers before callees; a while's body before its condition, as XLA lists them), each
-  // in `MakeInstructionPostOrder` order: depth first from every instruction without users,
-  // in graph order, operands first to last. Others follow in dense-number order.
-  std::vector<std::int64_t> xla_post_order_positions() const {
-    const auto& df = la_.dataflow();
-    const std::size_t ni = df.instruction_count(), nc = df.computation_count();
-    std::vector<std::vector<std::size_t>> members(nc);
-    std::vector<char> used(ni, 0);
-    for (std::size_t n = 0; n < ni; ++n) {
-      members[df.parent_number(n)].push_back(n);
-      for (const auto o : df.operands(n)) used[o] = 1;
-    }
-    auto callees = [&](std::size_t c) {
-      std::vector<std::size_t> out;
-      for (const auto n : members[c]) {
-        const auto& calls = df.semantics(n).calls;
-        for (int pass = 0; pass < 2; ++pass) {  // a while's body first, then the rest in order
-          for (const auto& cc : calls) {
-            if ((cc.binding == call_binding::while_body) != (pass == 0)) continue;
-            const auto k = df.computation_number(cc.computation);
-            if (k < nc && la_.context(k) == computation_context::sequential) out.push_back(k);
-          }
-        }
-      }
-      return out;
-    };
-    std::vector<std::size_t> comp_post;
-    std::vector<char> seen(nc, 0);
-    auto visit = [&](auto& self, std::size_t c) -> void {
-      if (seen[c] != 0) return;
-      seen[c] = 1;
-      for (const auto k : callees(c)) self(self, k);
-      comp_post.push_back(c);
-    };
-    visit(visit, la_.entry());
-    std::vector<std::int64_t> pos(ni, -1);
-    std::vector<char> on_stack(ni, 0);  // a cycle cannot occur in a valid graph; never loop on one
-    std::int64_t next = 0;
-    std::vector<std::pair<std::size_t, std::size_t>> stack;  // (instruction, next operand)
-    for (auto it = comp_post.rbegin(); it != comp_post.rend(); ++it) {
-      for (const auto root : members[*it]) {
-        if (used[root] != 0 || pos[root] >= 0) continue;
-        stack.assign(1, {root, 0});
-        on_stack[root] = 1;
-        while (!stack.empty()) {
-          auto& [n, k] = stack.back();
-          const auto& ops = df.operands(n);
-          if (k < ops.size()) {
-            const auto o = ops[k++];
-            if (pos[o] < 0 && on_stack[o] == 0 && df.parent_number(o) == df.parent_number(n)) {
-              on_stack[o] = 1;
-              stack.emplace_back(o, 0);
-            }
-            continue;
-          }
-          pos[n] = next++;
-          on_stack[n] = 0;
-          stack.pop_back();
-        }
-      }
-    }
-    for (std::size_t n = 0; n < ni; ++n) {
-      if (pos[n] < 0) pos[n] = next++;
-    }
-    return pos;
-  }
 
-  // The keys XLA's heap sorts the items by: its heap simulator replays the schedule, and at
-  // each step first starts the values defined there (sorted by start, end), each an Alloc or
-  // a ShareWith (a taken-over operand is freed just before), then frees the values ending
-  // there; every call is one tick of the heap's clock. An item's own duration is its first
-  // value's interval on that clock; its span runs from its first start to its last end.
-  xla_heap_keys heap_keys(const std::vector<buffer_id>& bufs, const std::vector<std::size_t>& item_of, std::size_t items,
-                          const std::vector<std::pair<value_id, value_id>>& takes_over,
-                          const std::vector<std::int64_t>& post_order) const {
-    struct ev {
-      value_id v;
-      std::size_t item;
-      live_range r;
-    };
-    std::vector<ev> vals;
-    for (std::size_t k = 0; k < bufs.size(); ++k) {
-      for (auto v : la_.colocation().values(bufs[k])) {
-        if (planned_value(v) && la_.has_range(v)) vals.push_back({v, item_of[k], la_.range(v)});
-      }
-    }
-    std::sort(vals.begin(), vals.end(), [](const ev& a, const ev& b) {
-      return std::tie(a.r.start, a.r.end, a.v) < std::tie(b.r.start, b.r.end, b.v);
-    });
-    std::int64_t last = 0;
-    for (const auto& e : vals) last = std::max(last, e.r.end);
-    std::vector<std::vector<std::size_t>> starts(static_cast<std::size_t>(last) + 1), ends(static_cast<std::size_t>(last) + 1);
-    for (std::size_t i = 0; i < vals.size(); ++i) {
-      starts[static_cast<std::size_t>(vals[i].r.start)].push_back(i);
-      ends[static_cast<std::size_t>(vals[i].r.end)].push_back(i);
-    }
-    std::vector<std::int64_t> t_start(vals.size(), -1), t_end(vals.size(), -1);
-    // Per position in `vals`: the position of the operand value it takes over, if any.
-    const std::size_t nv = la_.dataflow().values().size();
-    std::vector<std::size_t> pos_of(nv, none), takes(vals.size(), none);
-    for (std::size_t i = 0; i < vals.size(); ++i) pos_of[vals[i].v] = i;
-    for (const auto& [v, w] : takes_over) {
-      if (pos_of[v] != none) takes[pos_of[v]] = pos_of[w];
-    }
-    std::int64_t clock = 0;
-    for (std::size_t t = 0; t <= static_cast<std::size_t>(last); ++t) {
-      for (const auto i : starts[t]) {
-        const auto j = takes[i];
-        if (j != none && t_end[j] < 0) t_end[j] = clock++;  // XLA frees the operand just before
-        t_start[i] = clock++;
-      }
-      for (const auto i : ends[t]) {
-        if (t_end[i] < 0) t_end[i] = clock++;
-      }
-    }
-    xla_heap_keys keys;
-    keys.own_duration.assign(items, 0);
-    keys.span.assign(items, 0);
-    keys.rank.assign(items, 0);
-    std::vector<std::int64_t> first(items, -1), lo(items, -1), hi(items, -1);
-    for (std::size_t i = 0; i < vals.size(); ++i) {  // in start order: the first seen is the first value
-      const auto it = vals[i].item;
-      if (first[it] < 0) {
-        first[it] = static_cast<std::int64_t>(i);
-        keys.own_duration[it] = t_end[i] - t_start[i];
-        // XLA numbers values in instruction post-order; its ties go to the lower number.
-        const auto& d = la_.dataflow().get(vals[i].v).defining;
-        const auto n = la_.dataflow().number(d.instruction);
-        const auto k = la_.dataflow().find_index(n, d.index);
-        keys.rank[it] = post_order[n] * 1024 + static_cast<std::int64_t>(k ? *k : 0);
-      }
-      lo[it] = lo[it] < 0 ? t_start[i] : std::min(lo[it], t_start[i]);
-      hi[it] = std::max(hi[it], t_end[i]);
-    }
-    for (std::size_t it = 0; it < items; ++it) keys.span[it] = hi[it] - lo[it];
-    return keys;
-  }
+  using created_allocation = detail::created_allocation<buffer_id>;
 
-  // One allocation of XLA's list, in creation order (see `combine_temporaries`).
-  struct created_allocation {
-    bool temp = false;
-    buffer_id tuple = static_cast<buffer_id>(-1);  // a temporary tuple table, or none
-    std::int64_t color = 0;                        // of a heap or tuple table (when `temp`)
-  };
-
-  static std::vector<created_allocation> global_pass_heaps(const std::vector<created_allocation>& global_pass,
-                                                           const std::vector<std::int64_t>& heap_colors,
-                                                           std::size_t thread_local_count) {
-    std::vector<created_allocation> seq(global_pass);
-    seq.reserve(global_pass.size() + heap_colors.size() + thread_local_count);
-    for (const auto c : heap_colors) seq.push_back({true, static_cast<buffer_id>(-1), c});
-    seq.insert(seq.end(), thread_local_count, created_allocation{});
-    return seq;
-  }
-
-  // XLA's CombineTempAllocations: `std::partition` moves the temporary allocations to the
-  // end of the list (a two-ended scan that swaps, so their order is not creation order);
-  // then, per colour, the first one is the base and each next one is placed at the next
+  // XLA's CombineTempAllocations: the temporary allocations go to the end of the list
+  // (`detail::xla_partition_temporaries`); then, per colour, the first one is the base and each next one is placed at the next
   // alignment boundary after the previous. Here the heap of a colour is that base container
   // and the temporary tuple tables are placed into it at their offsets.
   void combine_temporaries(const G& g, std::vector<created_allocation> seq, std::vector<std::size_t>& alloc_of_buffer) {
-    std::size_t first = 0, last = seq.size();
-    for (;;) {
-      while (first != last && !seq[first].temp) ++first;
-      if (first == last) break;
-      --last;
-      while (first != last && seq[last].temp) --last;
-      if (first == last) break;
-      std::swap(seq[first], seq[last]);
-      ++first;
-    }
+    const std::size_t first = detail::xla_partition_temporaries(seq);
     struct run_state {
       std::int64_t color;
       std::size_t allocation;
@@ -623,10 +405,7 @@ class buffer_assignment {
     for (const auto& r : runs) allocations_[r.allocation].flags_.size = r.size;
   }
 
-  bool planned_value(value_id v) const {
-    const auto ctx = la_.value_context(v);
-    return ctx == computation_context::sequential || ctx == computation_context::thread_local_;
-  }
+  bool planned_value(value_id v) const { return detail::planned_value(la_, v); }
 
   bool maybe_assign(const G& g, std::size_t alloc, buffer_id b) {
     const auto& al = allocations_[alloc];
@@ -647,22 +426,56 @@ class buffer_assignment {
     return true;
   }
 
+  // What the phases of `assign` hand on to each other.
+  struct out_copy {
+    std::string name;
+    std::int64_t size, color;
+  };
+  struct assign_state {
+    std::vector<out_copy> copies;          // emulated output copies (phase 0)
+    std::vector<std::int64_t> post_order;  // XLA's post-order position per instruction (phase 1)
+    // XLA's allocation list in creation order, as far as `CombineTempAllocations` needs it:
+    // the global pass (constants, parameters, tuple tables, live-out buffers), then one heap
+    // per colour, then the thread-local allocations.
+    std::vector<created_allocation> global_pass;
+    std::vector<buffer_id> tuple_temps;
+    std::size_t thread_local_count = 0;
+    std::vector<std::size_t> reusable;             // allocations later buffers may reuse, in creation order
+    std::vector<std::vector<buffer_id>> deferred;  // heap buffers per colour index
+    std::vector<std::int64_t> colors;
+    std::vector<std::size_t> alloc_of_buffer;
+    std::vector<std::int64_t> heap_colors;  // colours with heap buffers, in heap creation order
+  };
+
+  // Buffer assignment in its phases: emulated output copies, buffer facts, XLA's order, each
+  // buffer placed (special allocation, reuse, or deferred to a heap), the temporary heaps
+  // packed, XLA's temporary layout, then statistics and the peak.
   template <class P>
   result<void> assign(const G& g, const P& packer) {
+    const std::size_t nb = la_.colocation().buffer_count();
+    slice_.assign(la_.dataflow().values().size(), value_slice{none, 0, 0});
+    info_.assign(nb, {});
+    assign_state s;
+    s.alloc_of_buffer.assign(nb, none);
+    emulate_output_copies(g, s);
+    collect_buffer_facts(s);
+    for (const buffer_id b : assignment_order()) place_buffer(g, b, s);
+    if (auto r = pack_temporary_heaps(g, packer, s); !r) return r;
+    finish_allocations(g, s);
+    stats_ = stats_from_allocations(allocations_);
+    compute_peak(s.alloc_of_buffer);
+    return {};
+  }
+
+  // Phase 0: XLA's copy insertion for the outputs of an unscheduled module (`output_copies`).
+  void emulate_output_copies(const G& g, assign_state& s) {
     const auto& df = la_.dataflow();
     const auto& co = la_.colocation();
     const std::size_t nb = co.buffer_count();
-    slice_.assign(df.values().size(), value_slice{none, 0, 0});
-    info_.assign(nb, {});
     const std::size_t entry = la_.entry();
-    // 0. Emulated copy insertion of the outputs.
+    auto& copies = s.copies;
     copied_.assign(nb, 0);
-    struct out_copy {
-      std::string name;
-      std::int64_t size, color;
-    };
-    std::vector<out_copy> copies;
-    if (options_.output_copies.value_or(!planning_traits<G>::is_scheduled(g))) {
+    if (options_.output_copies.value_or(!graph_queries<G>::is_scheduled(g))) {
       const std::size_t root = df.root(entry);
       std::vector<int> seen(nb, 0);
       std::vector<std::pair<std::size_t, std::vector<buffer_id>>> leaves;  // (subshape position, buffers)
@@ -684,7 +497,7 @@ class buffer_assignment {
           for (auto v : co.values(b)) {
             const auto& d = df.get(v).defining;
             const std::size_t n = df.number(d.instruction);
-            if (planning_traits<G>::is_constant(g, d.instruction)) copy = true;
+            if (graph_queries<G>::is_constant(g, d.instruction)) copy = true;
             if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
                 !co.parameter_has_alias(df.parameter_number(n), d.index)) {
               copy = true;
@@ -693,14 +506,22 @@ class buffer_assignment {
         }
         if (!copy) continue;
         for (const auto b : here) copied_[b] = 1;
-        std::string name = planning_traits<G>::name(g, df.instruction(root), root);
+        std::string name = graph_queries<G>::name(g, df.instruction(root), root);
         detail::append_shape_index_text(name, indices[k]);
         const auto& info = df.subshape(root, k);
         copies.push_back({std::move(name), static_cast<std::int64_t>(info.bytes), info.memory_space});
       }
     }
-    // 1. Buffer facts.
-    const auto post_order = xla_post_order_positions();
+  }
+
+  // Phase 1: size, colour, liveness class, XLA's position and live-range hull of each buffer.
+  void collect_buffer_facts(assign_state& s) {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    const std::size_t nb = co.buffer_count();
+    const std::size_t entry = la_.entry();
+    s.post_order = detail::xla_post_order_positions(la_);
+    const auto& post_order = s.post_order;
     for (std::size_t b = 0; b < nb; ++b) {
       auto& bi = info_[b];
       bi.position = INT64_MAX;
@@ -730,7 +551,12 @@ class buffer_assignment {
         }
       }
     }
-    // 2. Order: size descending, live-out first, XLA's post-order position, id.
+  }
+
+  // Phase 2: the buffers to place, in XLA's order: size descending, live-out first, XLA's
+  // post-order position, id.
+  std::vector<buffer_id> assignment_order() const {
+    const std::size_t nb = la_.colocation().buffer_count();
     std::vector<buffer_id> order;
     for (std::size_t b = 0; b < nb; ++b) {
       if (info_[b].planned) order.push_back(static_cast<buffer_id>(b));
@@ -743,299 +569,365 @@ class buffer_assignment {
       if (x.position != y.position) return x.position < y.position;
       return a < b;
     });
-    // 3. Special buffers, reuse, or deferral to the heap.
+    return order;
+  }
+
+  // Phase 3: one buffer gets a special allocation (constant, entry parameter, thread-local,
+  // tuple table), reuses an allocation, gets a live-out allocation, or waits for its heap.
+  void place_buffer(const G& g, buffer_id b, assign_state& s) {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    auto& global_pass = s.global_pass;
+    auto& tuple_temps = s.tuple_temps;
+    auto& thread_local_count = s.thread_local_count;
+    auto& reusable = s.reusable;
+    auto& deferred = s.deferred;
+    auto& colors = s.colors;
+    auto& alloc_of_buffer = s.alloc_of_buffer;
     const bool tuples_apart = options_.tuple_tables_outside_heap.value_or(options_.solver == solver_kind::xla);
-    // XLA's allocation list in creation order, as far as `CombineTempAllocations` needs it:
-    // the global pass (constants, parameters, tuple tables, live-out buffers), then one heap
-    // per colour, then the thread-local allocations.
-    std::vector<created_allocation> global_pass;
-    std::vector<buffer_id> tuple_temps;
-    std::size_t thread_local_count = 0;
-    std::vector<std::size_t> reusable;  // allocations that later buffers may reuse, in creation order
-    std::vector<std::vector<buffer_id>> deferred;  // per colour index
-    std::vector<std::int64_t> colors;
-    std::vector<std::size_t> alloc_of_buffer(nb, none);
-    const auto& params = df.parameters(entry);
-    for (const buffer_id b : order) {
-      const auto& bi = info_[b];
-      bool special = false;
-      for (auto v : co.values(b)) {
-        if (!planned_value(v)) continue;
-        const auto& val = df.get(v);
-        const std::size_t n = df.number(val.defining.instruction);
-        if (planning_traits<G>::is_constant(g, val.defining.instruction)) {
-          const auto a = new_allocation(b);
-          allocations_[a].flags_.is_constant = true;
-          add(g, a, b, 0);
-          alloc_of_buffer[b] = a;
-          global_pass.push_back({});
-          special = true;
-          break;
-        }
-        if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
-            std::find(params.begin(), params.end(), n) != params.end()) {
-          // One allocation per entry parameter leaf, even when (unscheduled) aliasing put
-          // several into one buffer: XLA's copy insertion would have separated them.
-          std::vector<value_id> pvals;
-          for (auto w : co.values(b)) {
-            const std::size_t wn = df.number(df.get(w).defining.instruction);
-            if (planned_value(w) && df.parent_number(wn) == entry && df.parameter_number(wn) >= 0) pvals.push_back(w);
-          }
-          std::size_t main = none;
-          for (std::size_t k = 0; k < pvals.size(); ++k) {
-            const auto pv = pvals[k];
-            const auto& pd = df.get(pv).defining;
-            const auto a = new_allocation(b);
-            global_pass.push_back({});
-            auto& al = allocations_[a];
-            al.flags_.is_entry_parameter = true;
-            al.parameter_number = df.parameter_number(df.number(pd.instruction));
-            al.parameter_index = pd.index;
-            al.flags_.is_parameter_aliased_with_output = co.parameter_has_alias(al.parameter_number, al.parameter_index);
-            if (k == 0) {
-              main = a;
-              add(g, a, b, 0);
-              alloc_of_buffer[b] = a;
-            } else {
-              auto& mv = allocations_[main].values;
-              mv.erase(std::remove_if(mv.begin(), mv.end(), [&](const buffer_allocation::assigned& x) { return x.value == pv; }),
-                       mv.end());
-              al.flags_.size = static_cast<std::int64_t>(df.get(pv).bytes);
-              al.values.push_back({pv, 0, al.flags_.size});
-              slice_[pv] = {a, 0, al.flags_.size};
-              if (la_.lives_out(pv) && !copied_[b]) al.flags_.maybe_live_out = true;
-            }
-            if (al.flags_.is_parameter_aliased_with_output && options_.reuse_allocations) reusable.push_back(a);
-          }
-          special = true;
-          break;
-        }
-      }
-      if (special) continue;
-      if (bi.thread_local_ && !bi.sequential) {
-        const auto a = new_allocation(b);
-        allocations_[a].flags_.is_thread_local = true;
-        add(g, a, b, 0);
-        alloc_of_buffer[b] = a;
-        ++thread_local_count;
-        continue;
-      }
-      bool tuple = false;
-      for (auto v : co.values(b)) tuple = tuple || df.get(v).is_tuple;
-      if (tuples_apart && tuple) {
-        // XLA: a tuple-shaped buffer gets an allocation of its own, before any reuse.
-        if (!bi.lives_out && bi.sequential) {
-          global_pass.push_back({true, b, bi.color});
-          tuple_temps.push_back(b);
-          continue;
-        }
-        const auto a = new_allocation(b);
-        add(g, a, b, 0);
-        alloc_of_buffer[b] = a;
-        global_pass.push_back({});
-        continue;
-      }
-      bool done = false;
-      if (options_.reuse_allocations) {
-        // Operand allocations first.
-        for (auto v : co.values(b)) {
-          if (done || !planned_value(v)) continue;
-          const auto& val = df.get(v);
-          if (!val.defining.index.empty() || val.is_tuple) continue;
-          for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
-            for (auto w : df.value_set(op, {})) {
-              const auto a = alloc_of_buffer[co.buffer_of(w)];
-              if (a != none && !allocations_[a].flags_.is_preallocated_temp() &&
-                  std::find(reusable.begin(), reusable.end(), a) != reusable.end() && maybe_assign(g, a, b)) {
-                alloc_of_buffer[b] = a;
-                done = true;
-                break;
-              }
-            }
-            if (done) break;
-          }
-        }
-        // Then the reusable allocations, newest (smallest) first, as XLA does.
-        for (std::size_t k = reusable.size(); !done && k-- > 0;) {
-          if (maybe_assign(g, reusable[k], b)) {
-            alloc_of_buffer[b] = reusable[k];
-            done = true;
-          }
-        }
-      }
-      if (done) continue;
+    const auto& bi = info_[b];
+    if (place_constant_or_parameter(g, b, s)) return;
+    if (bi.thread_local_ && !bi.sequential) {
+      const auto a = new_allocation(b);
+      allocations_[a].flags_.is_thread_local = true;
+      add(g, a, b, 0);
+      alloc_of_buffer[b] = a;
+      ++thread_local_count;
+      return;
+    }
+    bool tuple = false;
+    for (auto v : co.values(b)) tuple = tuple || df.get(v).is_tuple;
+    if (tuples_apart && tuple) {
+      // XLA: a tuple-shaped buffer gets an allocation of its own, before any reuse.
       if (!bi.lives_out && bi.sequential) {
-        std::size_t ci = 0;
-        while (ci < colors.size() && colors[ci] != bi.color) ++ci;
-        if (ci == colors.size()) {
-          colors.push_back(bi.color);
-          deferred.emplace_back();
-        }
-        deferred[ci].push_back(b);
-        continue;
+        global_pass.push_back({true, b, bi.color});
+        tuple_temps.push_back(b);
+        return;
       }
       const auto a = new_allocation(b);
       add(g, a, b, 0);
       alloc_of_buffer[b] = a;
       global_pass.push_back({});
-      // A tuple's pointer table keeps its allocation to itself (XLA: tuple allocations are
-      // not reusable).
-      if (options_.reuse_allocations && !tuple) reusable.push_back(a);
+      return;
     }
-    // 4. The temporary heaps. A colour whose temporaries may use another colour's heap comes
-    // after it, and first fills that heap's gaps.
+    if (options_.reuse_allocations && try_reuse(g, b, s)) return;
+    if (!bi.lives_out && bi.sequential) {
+      std::size_t ci = 0;
+      while (ci < colors.size() && colors[ci] != bi.color) ++ci;
+      if (ci == colors.size()) {
+        colors.push_back(bi.color);
+        deferred.emplace_back();
+      }
+      deferred[ci].push_back(b);
+      return;
+    }
+    const auto a = new_allocation(b);
+    add(g, a, b, 0);
+    alloc_of_buffer[b] = a;
+    global_pass.push_back({});
+    // A tuple's pointer table keeps its allocation to itself (XLA: tuple allocations are
+    // not reusable).
+    if (options_.reuse_allocations && !tuple) reusable.push_back(a);
+  }
+
+  // A constant's own allocation, or one allocation per entry parameter leaf.
+  bool place_constant_or_parameter(const G& g, buffer_id b, assign_state& s) {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    const std::size_t entry = la_.entry();
+    const auto& params = df.parameters(entry);
+    auto& global_pass = s.global_pass;
+    auto& reusable = s.reusable;
+    auto& alloc_of_buffer = s.alloc_of_buffer;
+    for (auto v : co.values(b)) {
+      if (!planned_value(v)) continue;
+      const auto& val = df.get(v);
+      const std::size_t n = df.number(val.defining.instruction);
+      if (graph_queries<G>::is_constant(g, val.defining.instruction)) {
+        const auto a = new_allocation(b);
+        allocations_[a].flags_.is_constant = true;
+        add(g, a, b, 0);
+        alloc_of_buffer[b] = a;
+        global_pass.push_back({});
+        return true;
+      }
+      if (df.parent_number(n) == entry && df.parameter_number(n) >= 0 &&
+          std::find(params.begin(), params.end(), n) != params.end()) {
+        // One allocation per entry parameter leaf, even when (unscheduled) aliasing put
+        // several into one buffer: XLA's copy insertion would have separated them.
+        std::vector<value_id> pvals;
+        for (auto w : co.values(b)) {
+          const std::size_t wn = df.number(df.get(w).defining.instruction);
+          if (planned_value(w) && df.parent_number(wn) == entry && df.parameter_number(wn) >= 0) pvals.push_back(w);
+        }
+        std::size_t main = none;
+        for (std::size_t k = 0; k < pvals.size(); ++k) {
+          const auto pv = pvals[k];
+          const auto& pd = df.get(pv).defining;
+          const auto a = new_allocation(b);
+          global_pass.push_back({});
+          auto& al = allocations_[a];
+          al.flags_.is_entry_parameter = true;
+          al.parameter_number = df.parameter_number(df.number(pd.instruction));
+          al.parameter_index = pd.index;
+          al.flags_.is_parameter_aliased_with_output = co.parameter_has_alias(al.parameter_number, al.parameter_index);
+          if (k == 0) {
+            main = a;
+            add(g, a, b, 0);
+            alloc_of_buffer[b] = a;
+          } else {
+            auto& mv = allocations_[main].values;
+            mv.erase(std::remove_if(mv.begin(), mv.end(), [&](const buffer_allocation::assigned& x) { return x.value == pv; }),
+                     mv.end());
+            al.flags_.size = static_cast<std::int64_t>(df.get(pv).bytes);
+            al.values.push_back({pv, 0, al.flags_.size});
+            slice_[pv] = {a, 0, al.flags_.size};
+            if (la_.lives_out(pv) && !copied_[b]) al.flags_.maybe_live_out = true;
+          }
+          if (al.flags_.is_parameter_aliased_with_output && options_.reuse_allocations) reusable.push_back(a);
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Reuse: an operand's allocation first, then any reusable allocation, newest (smallest)
+  // first, as XLA does.
+  bool try_reuse(const G& g, buffer_id b, assign_state& s) {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    const auto& reusable = s.reusable;
+    auto& alloc_of_buffer = s.alloc_of_buffer;
+    // Operand allocations first.
+    for (auto v : co.values(b)) {
+      if (!planned_value(v)) continue;
+      const auto& val = df.get(v);
+      if (!val.defining.index.empty() || val.is_tuple) continue;
+      for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
+        for (auto w : df.value_set(op, {})) {
+          const auto a = alloc_of_buffer[co.buffer_of(w)];
+          if (a != none && !allocations_[a].flags_.is_preallocated_temp() &&
+              std::find(reusable.begin(), reusable.end(), a) != reusable.end() && maybe_assign(g, a, b)) {
+            alloc_of_buffer[b] = a;
+            return true;
+          }
+        }
+      }
+    }
+    // Then the reusable allocations, newest (smallest) first, as XLA does.
+    for (std::size_t k = reusable.size(); k-- > 0;) {
+      if (maybe_assign(g, reusable[k], b)) {
+        alloc_of_buffer[b] = reusable[k];
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // Phase 4: the temporary heaps. A colour whose temporaries may use another colour's heap
+  // comes after it, and first fills that heap's gaps.
+  template <class P>
+  result<void> pack_temporary_heaps(const G& g, const P& packer, assign_state& s) {
+    const auto& colors = s.colors;
     auto can_use = [&](std::int64_t a, std::int64_t b) {
       return std::find(options_.can_use_allocation.begin(), options_.can_use_allocation.end(), std::make_pair(a, b)) !=
              options_.can_use_allocation.end();
     };
-    std::vector<std::int64_t> heap_colors;  // colours with heap buffers, in heap creation order
     std::vector<std::size_t> color_order(colors.size());
     for (std::size_t k = 0; k < colors.size(); ++k) color_order[k] = k;
     std::stable_sort(color_order.begin(), color_order.end(), [&](std::size_t x, std::size_t y) {
       return can_use(colors[y], colors[x]) && !can_use(colors[x], colors[y]);
     });
     for (const std::size_t ci : color_order) {
-      temp_heap h;
-      h.color = colors[ci];
-      auto& bufs = deferred[ci];
+      auto& bufs = s.deferred[ci];
       std::sort(bufs.begin(), bufs.end());
       if (!options_.can_use_allocation.empty()) {
-        std::vector<buffer_id> by_size(bufs.begin(), bufs.end());
-        std::stable_sort(by_size.begin(), by_size.end(), [&](buffer_id x, buffer_id y) { return info_[x].size > info_[y].size; });
-        std::vector<char> moved(nb, 0);
-        for (const buffer_id b : by_size) {
-          const auto hull = info_[b].hull;
-          if (hull.start < 0) continue;
-          for (auto& other : heaps_) {
-            if (other.color == h.color || !can_use(h.color, other.color)) continue;
-            auto& al = allocations_[other.allocation];
-            std::vector<std::pair<std::int64_t, std::int64_t>> blocking;  // (offset, end)
-            for (const auto& x : al.values) {
-              if (!la_.has_range(x.value)) continue;
-              const auto r = la_.range(x.value);
-              if (r.start > hull.end || hull.start > r.end) continue;
-              blocking.emplace_back(x.offset, x.offset + x.size);
-            }
-            std::sort(blocking.begin(), blocking.end());
-            blocking.emplace_back(al.size(), al.size());
-            std::int64_t free_start = 0, best = -1, best_slack = 0;
-            for (const auto& [lo, hi] : blocking) {
-              const auto off = (free_start + options_.alignment - 1) / options_.alignment * options_.alignment;
-              const auto slack = lo - (off + info_[b].size);
-              if (slack >= 0 && (best < 0 || slack < best_slack)) {
-                best = off;
-                best_slack = slack;
-              }
-              free_start = std::max(free_start, hi);
-            }
-            if (best < 0) continue;
-            add(g, other.allocation, b, best);
-            alloc_of_buffer[b] = other.allocation;
-            moved[b] = 1;
-            break;
-          }
-        }
-        std::erase_if(bufs, [&](buffer_id b) { return moved[b] != 0; });
+        fill_other_heaps(g, colors[ci], bufs, s);
         if (bufs.empty()) continue;
       }
-      // XLA's heap simulator lets a value take over the chunk of an operand that dies where
-      // it is defined (ShareWith): such buffers form one group, placed at one offset.
-      std::vector<std::size_t> group(bufs.size());
-      for (std::size_t k = 0; k < bufs.size(); ++k) group[k] = k;
-      auto find = [&](std::size_t k) {
-        while (group[k] != k) k = group[k] = group[group[k]];
-        return k;
-      };
-      std::vector<live_range> ghull(bufs.size());
+      temp_heap h;
+      h.color = colors[ci];
       std::vector<std::pair<value_id, value_id>> takes_over;  // (value, the operand value whose chunk it takes)
-      std::vector<std::size_t> local(nb, none);
-      for (std::size_t k = 0; k < bufs.size(); ++k) {
-        ghull[k] = info_[bufs[k]].hull;
-        local[bufs[k]] = k;
+      const auto item_of = heap_items(g, bufs, h, takes_over);
+      if (auto r = solve_heap(g, packer, bufs, item_of, takes_over, h, s); !r) return r;
+    }
+    return {};
+  }
+
+  // With `can_use_allocation`: the temporaries of colour `color` that fit into free gaps of
+  // another colour's heap go there, and out of `bufs`.
+  void fill_other_heaps(const G& g, std::int64_t color, std::vector<buffer_id>& bufs, assign_state& s) {
+    const std::size_t nb = la_.colocation().buffer_count();
+    auto& alloc_of_buffer = s.alloc_of_buffer;
+    auto can_use = [&](std::int64_t a, std::int64_t b) {
+      return std::find(options_.can_use_allocation.begin(), options_.can_use_allocation.end(), std::make_pair(a, b)) !=
+             options_.can_use_allocation.end();
+    };
+    std::vector<buffer_id> by_size(bufs.begin(), bufs.end());
+    std::stable_sort(by_size.begin(), by_size.end(), [&](buffer_id x, buffer_id y) { return info_[x].size > info_[y].size; });
+    std::vector<char> moved(nb, 0);
+    for (const buffer_id b : by_size) {
+      const auto hull = info_[b].hull;
+      if (hull.start < 0) continue;
+      for (auto& other : heaps_) {
+        if (other.color == color || !can_use(color, other.color)) continue;
+        auto& al = allocations_[other.allocation];
+        std::vector<std::pair<std::int64_t, std::int64_t>> blocking;  // (offset, end)
+        for (const auto& x : al.values) {
+          if (!la_.has_range(x.value)) continue;
+          const auto r = la_.range(x.value);
+          if (r.start > hull.end || hull.start > r.end) continue;
+          blocking.emplace_back(x.offset, x.offset + x.size);
+        }
+        std::sort(blocking.begin(), blocking.end());
+        blocking.emplace_back(al.size(), al.size());
+        std::int64_t free_start = 0, best = -1, best_slack = 0;
+        for (const auto& [lo, hi] : blocking) {
+          const auto off = (free_start + options_.alignment - 1) / options_.alignment * options_.alignment;
+          const auto slack = lo - (off + info_[b].size);
+          if (slack >= 0 && (best < 0 || slack < best_slack)) {
+            best = off;
+            best_slack = slack;
+          }
+          free_start = std::max(free_start, hi);
+        }
+        if (best < 0) continue;
+        add(g, other.allocation, b, best);
+        alloc_of_buffer[b] = other.allocation;
+        moved[b] = 1;
+        break;
       }
-      if (options_.reuse_allocations) {
-        std::vector<std::size_t> by_start(bufs.size());
-        for (std::size_t k = 0; k < bufs.size(); ++k) by_start[k] = k;
-        std::stable_sort(by_start.begin(), by_start.end(),
-                         [&](std::size_t x, std::size_t y) { return info_[bufs[x]].hull.start < info_[bufs[y]].hull.start; });
-        for (const std::size_t k : by_start) {
-          const buffer_id b = bufs[k];
-          const auto start = info_[b].hull.start;
-          bool shared = false;
-          for (auto v : co.values(b)) {
-            if (shared || !la_.has_range(v) || la_.range(v).start != start) continue;
-            const auto& val = df.get(v);
-            if (!val.defining.index.empty() || val.is_tuple) continue;
-            for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
-              for (auto w : df.value_set(op, {})) {
-                const auto a = co.buffer_of(w);
-                if (a == b || local[a] == none) continue;
-                const auto root = find(local[a]);
-                if (root == find(k) || ghull[root].end != start || info_[a].size != info_[b].size) continue;
-                if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
-                group[find(k)] = root;
-                ghull[root].end = std::max(ghull[root].end, info_[b].hull.end);
-                takes_over.emplace_back(v, w);
-                shared = true;
-                break;
-              }
-              if (shared) break;
+    }
+    std::erase_if(bufs, [&](buffer_id b) { return moved[b] != 0; });
+  }
+
+  // The packing problem of one heap. XLA's heap simulator lets a value take over the chunk of
+  // an operand that dies where it is defined (ShareWith): such buffers form one item, placed
+  // at one offset. Fills `h.problem` and `h.buffers`, records the take-overs, and returns
+  // each buffer's item.
+  std::vector<std::size_t> heap_items(const G& g, const std::vector<buffer_id>& bufs, temp_heap& h,
+                                      std::vector<std::pair<value_id, value_id>>& takes_over) const {
+    const auto& df = la_.dataflow();
+    const auto& co = la_.colocation();
+    const std::size_t nb = co.buffer_count();
+    std::vector<std::size_t> group(bufs.size());
+    for (std::size_t k = 0; k < bufs.size(); ++k) group[k] = k;
+    auto find = [&](std::size_t k) {
+      while (group[k] != k) k = group[k] = group[group[k]];
+      return k;
+    };
+    std::vector<live_range> ghull(bufs.size());
+    std::vector<std::size_t> local(nb, none);
+    for (std::size_t k = 0; k < bufs.size(); ++k) {
+      ghull[k] = info_[bufs[k]].hull;
+      local[bufs[k]] = k;
+    }
+    if (options_.reuse_allocations) {
+      std::vector<std::size_t> by_start(bufs.size());
+      for (std::size_t k = 0; k < bufs.size(); ++k) by_start[k] = k;
+      std::stable_sort(by_start.begin(), by_start.end(),
+                       [&](std::size_t x, std::size_t y) { return info_[bufs[x]].hull.start < info_[bufs[y]].hull.start; });
+      for (const std::size_t k : by_start) {
+        const buffer_id b = bufs[k];
+        const auto start = info_[b].hull.start;
+        bool shared = false;
+        for (auto v : co.values(b)) {
+          if (shared || !la_.has_range(v) || la_.range(v).start != start) continue;
+          const auto& val = df.get(v);
+          if (!val.defining.index.empty() || val.is_tuple) continue;
+          for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
+            for (auto w : df.value_set(op, {})) {
+              const auto a = co.buffer_of(w);
+              if (a == b || local[a] == none) continue;
+              const auto root = find(local[a]);
+              if (root == find(k) || ghull[root].end != start || info_[a].size != info_[b].size) continue;
+              if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
+              group[find(k)] = root;
+              ghull[root].end = std::max(ghull[root].end, info_[b].hull.end);
+              takes_over.emplace_back(v, w);
+              shared = true;
+              break;
             }
+            if (shared) break;
           }
         }
       }
-      std::vector<std::size_t> item_of(bufs.size(), none);
-      for (std::size_t k = 0; k < bufs.size(); ++k) {
-        const auto r = find(k);
-        if (item_of[r] == none) {
-          item_of[r] = h.problem.buffers.size();
-          interval_buffer ib;
-          ib.id = la_.value_name(g, co.values(bufs[r]).front(), false);
-          ib.lower = ghull[r].start < 0 ? 0 : ghull[r].start;
-          ib.upper = (ghull[r].start < 0 ? 0 : ghull[r].end) + 1;
-          ib.size = info_[bufs[r]].size;
-          ib.alignment = options_.alignment;
-          h.problem.buffers.push_back(std::move(ib));
-          h.buffers.push_back(bufs[r]);
-        }
-        item_of[k] = item_of[r];
-      }
-      // XLA's best fit on the colocation groups is the baseline, and the floor for any packer.
-      const auto keys = heap_keys(bufs, item_of, h.problem.buffers.size(), takes_over, post_order);
-      const auto t0 = std::chrono::steady_clock::now();
-      if (auto ok = validate_problem(h.problem); !ok) {
-        return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
-      }
-      placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), keys);
-      h.lower_bound = temp_lower_bound(h.problem);
-      if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
-        h.solution = std::move(xla);  // the baseline, or already optimal
-      } else {
-        auto sol = packer(h.problem);
-        if (!sol) return sol.error().with_context("packing the temporaries of memory space " + std::to_string(h.color));
-        if (auto ok = xlamem::validate(h.problem, *sol); !ok) {
-          return ok.error().with_context("packer " + std::string(packer.name()) + " returned an invalid placement");
-        }
-        h.solution = peak_of(h.problem, *sol) <= peak_of(h.problem, xla) ? std::move(*sol) : std::move(xla);
-      }
-      h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      h.size = peak_of(h.problem, h.solution);
-      h.solver = std::string(packer.name());
-      buffer_allocation al;
-      al.index = allocations_.size();
-      al.flags_.size = h.size;
-      al.flags_.color = h.color;
-      allocations_.push_back(std::move(al));
-      h.allocation = allocations_.size() - 1;
-      for (std::size_t k = 0; k < bufs.size(); ++k) {
-        add(g, h.allocation, bufs[k], h.solution.offsets[item_of[k]]);
-        alloc_of_buffer[bufs[k]] = h.allocation;
-      }
-      heap_colors.push_back(h.color);
-      heaps_.push_back(std::move(h));
     }
+    std::vector<std::size_t> item_of(bufs.size(), none);
+    for (std::size_t k = 0; k < bufs.size(); ++k) {
+      const auto r = find(k);
+      if (item_of[r] == none) {
+        item_of[r] = h.problem.buffers.size();
+        interval_buffer ib;
+        ib.id = la_.value_name(g, co.values(bufs[r]).front(), false);
+        ib.lower = ghull[r].start < 0 ? 0 : ghull[r].start;
+        ib.upper = (ghull[r].start < 0 ? 0 : ghull[r].end) + 1;
+        ib.size = info_[bufs[r]].size;
+        ib.alignment = options_.alignment;
+        h.problem.buffers.push_back(std::move(ib));
+        h.buffers.push_back(bufs[r]);
+      }
+      item_of[k] = item_of[r];
+    }
+    return item_of;
+  }
+
+  // Packs one heap: XLA's best fit on its items is the baseline and the floor for `packer`;
+  // the heap becomes a preallocated-temp allocation.
+  template <class P>
+  result<void> solve_heap(const G& g, const P& packer, const std::vector<buffer_id>& bufs,
+                          const std::vector<std::size_t>& item_of,
+                          const std::vector<std::pair<value_id, value_id>>& takes_over, temp_heap& h, assign_state& s) {
+    const auto& post_order = s.post_order;
+    auto& alloc_of_buffer = s.alloc_of_buffer;
+    // XLA's best fit on the colocation groups is the baseline, and the floor for any packer.
+    const auto keys = detail::xla_heap_sort_keys(la_, bufs, item_of, h.problem.buffers.size(), takes_over, post_order);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (auto ok = validate_problem(h.problem); !ok) {
+      return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
+    }
+    placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), keys);
+    h.lower_bound = temp_lower_bound(h.problem);
+    if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
+      h.solution = std::move(xla);  // the baseline, or already optimal
+    } else {
+      auto sol = packer(h.problem);
+      if (!sol) return sol.error().with_context("packing the temporaries of memory space " + std::to_string(h.color));
+      if (auto ok = xlamem::validate(h.problem, *sol); !ok) {
+        return ok.error().with_context("packer " + std::string(packer.name()) + " returned an invalid placement");
+      }
+      h.solution = peak_of(h.problem, *sol) <= peak_of(h.problem, xla) ? std::move(*sol) : std::move(xla);
+    }
+    h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    h.size = peak_of(h.problem, h.solution);
+    h.solver = std::string(packer.name());
+    buffer_allocation al;
+    al.index = allocations_.size();
+    al.flags_.size = h.size;
+    al.flags_.color = h.color;
+    allocations_.push_back(std::move(al));
+    h.allocation = allocations_.size() - 1;
+    for (std::size_t k = 0; k < bufs.size(); ++k) {
+      add(g, h.allocation, bufs[k], h.solution.offsets[item_of[k]]);
+      alloc_of_buffer[bufs[k]] = h.allocation;
+    }
+    s.heap_colors.push_back(h.color);
+    heaps_.push_back(std::move(h));
+    return {};
+  }
+
+  // After the heaps: XLA's temporary layout (tuple tables beside the heap), the emulated
+  // copies' allocations, and every allocation's values in id order.
+  void finish_allocations(const G& g, assign_state& s) {
+    const auto& tuple_temps = s.tuple_temps;
+    const auto& global_pass = s.global_pass;
+    const auto& heap_colors = s.heap_colors;
+    const auto thread_local_count = s.thread_local_count;
+    auto& alloc_of_buffer = s.alloc_of_buffer;
+    auto& copies = s.copies;
     if (!tuple_temps.empty()) {
-      combine_temporaries(g, global_pass_heaps(global_pass, heap_colors, thread_local_count), alloc_of_buffer);
+      combine_temporaries(g, detail::global_pass_heaps(global_pass, heap_colors, thread_local_count), alloc_of_buffer);
     }
     for (auto& c : copies) {
       buffer_allocation al;
@@ -1050,10 +942,6 @@ class buffer_assignment {
       std::sort(al.values.begin(), al.values.end(),
                 [](const buffer_allocation::assigned& x, const buffer_allocation::assigned& y) { return x.value < y.value; });
     }
-    // 5. Statistics and the peak.
-    stats_ = stats_from_allocations(allocations_);
-    compute_peak(alloc_of_buffer);
-    return {};
   }
 
   // Peak: the most device bytes in use at one time. A heap uses the sum of its live buffers;

@@ -28,7 +28,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 #include "xlamem/passes/dataflow.hpp"
-#include "xlamem/passes/planning_traits.hpp"
+#include "xlamem/graph/graph_queries.hpp"
 
 namespace xlamem {
 
@@ -36,6 +36,7 @@ namespace xlamem {
 template <graph G>
 class colocation_analysis {
  public:
+  static_assert(graph_queries<G>::checked);  // optional graph_traits members have the right signatures
   using dataflow_type = dataflow_analysis<G>;
   using value_id = typename dataflow_type::value_id;
   using buffer_id = std::uint32_t;
@@ -74,7 +75,7 @@ class colocation_analysis {
     if (entry < df.computation_count()) {
       const std::size_t root = df.root(entry);
       const auto& params = df.parameters(entry);
-      for (const auto& al : planning_traits<G>::input_output_aliases(g)) {
+      for (const auto& al : graph_queries<G>::input_output_aliases(g)) {
         if (al.parameter < 0 || static_cast<std::size_t>(al.parameter) >= params.size()) {
           return make_error(errc::invalid_argument, "input_output_alias names parameter " +
                                                         std::to_string(al.parameter) + ", but the entry has " +

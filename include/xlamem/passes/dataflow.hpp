@@ -140,7 +140,11 @@ class dataflow_analysis {
   [[nodiscard]] std::size_t parent_number(std::size_t n) const { return instrs_[n].comp; }
   /// Call sites of computation number `c`.
   [[nodiscard]] const std::vector<call_site>& callers(std::size_t c) const { return comps_[c].callers; }
-  [[nodiscard]] const std::vector<call_site>& callers(computation_type c) const { return callers(computation_number(c)); }
+  [[nodiscard]] const std::vector<call_site>& callers(computation_type c) const
+    requires(!std::is_same_v<computation_type, std::size_t>)
+  {
+    return callers(computation_number(c));
+  }
   /// Whether computation number `c` is called by a fusion (XLA's IsFusionComputation).
   [[nodiscard]] bool is_fusion_computation(std::size_t c) const {
     for (const auto& cs : comps_[c].callers) {
@@ -182,7 +186,11 @@ class dataflow_analysis {
     const auto k = find_index(n, index);
     return k ? instrs_[n].sets[*k] : empty_;
   }
-  [[nodiscard]] const std::vector<value_id>& value_set(instruction_type i, const shape_index& index) const {
+  /// The handle forms below exist only when handles are not `std::size_t` (for such graphs the
+  /// dense-number forms take `number(i)`).
+  [[nodiscard]] const std::vector<value_id>& value_set(instruction_type i, const shape_index& index) const
+    requires(!std::is_same_v<instruction_type, std::size_t>)
+  {
     return value_set(number(i), index);
   }
   /// The one value at a position, or nullopt when there are none or several.
@@ -191,7 +199,9 @@ class dataflow_analysis {
     if (s.size() != 1) return std::nullopt;
     return s.front();
   }
-  [[nodiscard]] std::optional<value_id> unique_value_at(instruction_type i, const shape_index& index) const {
+  [[nodiscard]] std::optional<value_id> unique_value_at(instruction_type i, const shape_index& index) const
+    requires(!std::is_same_v<instruction_type, std::size_t>)
+  {
     return unique_value_at(number(i), index);
   }
   /// The value defined at a position, or nullopt when the position only forwards values.
@@ -200,7 +210,9 @@ class dataflow_analysis {
     if (!k || instrs_[n].defined[*k] == no_value) return std::nullopt;
     return instrs_[n].defined[*k];
   }
-  [[nodiscard]] std::optional<value_id> value_defined_at(instruction_type i, const shape_index& index) const {
+  [[nodiscard]] std::optional<value_id> value_defined_at(instruction_type i, const shape_index& index) const
+    requires(!std::is_same_v<instruction_type, std::size_t>)
+  {
     return value_defined_at(number(i), index);
   }
 

@@ -21,14 +21,13 @@
 /// values get thread-local allocations), `fused` (a fusion's computation: no buffers at all) or
 /// `unreachable`.
 ///
-/// `to_string` prints XLA's `HloLiveRange::ToString` text. Cost: O(instructions + values +
-/// uses + positions); the text is O(values log values).
+/// `io/live_range_text.hpp` prints XLA's `HloLiveRange::ToString` text of an analysis. Cost:
+/// O(instructions + values + uses + positions).
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -40,7 +39,7 @@
 #include "xlamem/graph/graph_traits.hpp"
 #include "xlamem/passes/colocation.hpp"
 #include "xlamem/passes/dataflow.hpp"
-#include "xlamem/passes/planning_traits.hpp"
+#include "xlamem/graph/graph_queries.hpp"
 
 namespace xlamem {
 
@@ -87,6 +86,7 @@ inline void append_shape_index_text(std::string& out, const shape_index& index) 
 template <graph G>
 class live_range_analysis {
  public:
+  static_assert(graph_queries<G>::checked);  // optional graph_traits members have the right signatures
   using traits = graph_traits<G>;
   using dataflow_type = dataflow_analysis<G>;
   using colocation_type = colocation_analysis<G>;
@@ -183,8 +183,8 @@ class live_range_analysis {
       if (sa != sb) return sa > sb;
       const auto& ia = df_.get(a.second).defining;
       const auto& ib = df_.get(b.second).defining;
-      const auto na = planning_traits<G>::name(g, ia.instruction, df_.number(ia.instruction));
-      const auto nb = planning_traits<G>::name(g, ib.instruction, df_.number(ib.instruction));
+      const auto na = graph_queries<G>::name(g, ia.instruction, df_.number(ia.instruction));
+      const auto nb = graph_queries<G>::name(g, ib.instruction, df_.number(ib.instruction));
       if (na != nb) return na < nb;
       return ia.index < ib.index;
     });
@@ -197,51 +197,9 @@ class live_range_analysis {
   /// `NAME{index}` of value `v`; with `omit_empty_index`, `NAME` when the index is `{}`.
   [[nodiscard]] std::string value_name(const G& g, value_id v, bool omit_empty_index) const {
     const auto& d = df_.get(v).defining;
-    std::string s = planning_traits<G>::name(g, d.instruction, df_.number(d.instruction));
+    std::string s = graph_queries<G>::name(g, d.instruction, df_.number(d.instruction));
     if (!(omit_empty_index && d.index.empty())) detail::append_shape_index_text(s, d.index);
     return s;
-  }
-
-  /// XLA's `HloLiveRange::ToString()`: the flattened sequence, each value's range, the values
-  /// live at the peak moment, and the (flat) stack-trace breakdown of the peak.
-  [[nodiscard]] std::string to_string(const G& g) const {
-    std::string out = "HloLiveRange (max " + std::to_string(end_time()) + "):\n  InstructionSequence:\n";
-    for (std::size_t k = 0; k < sequence_.size(); ++k) {
-      out += "    " + std::to_string(k) + ":" +
-             planning_traits<G>::name(g, df_.instruction(sequence_[k]), sequence_[k]) + "\n";
-    }
-    out += "  BufferLiveRange:\n";
-    for (value_id v = 0; v < df_.values().size(); ++v) {
-      if (!has_range(v)) continue;
-      out += "    " + value_name(g, v, false) + ":" + std::to_string(ranges_[v].start) + "-" +
-             std::to_string(ranges_[v].end) + "\n";
-    }
-    const auto moment = peak_moment();
-    out += "  Live ranges at " + std::to_string(moment) + " (peak):\n";
-    const auto live = live_at(g, moment);
-    std::uint64_t total = 0;
-    for (auto v : live) {
-      total += df_.get(v).bytes;
-      out += "    " + value_name(g, v, false) + ": " + std::to_string(df_.get(v).bytes) +
-             " bytes (cumulative: " + std::to_string(total) + " bytes)\n";
-    }
-    if (!live.empty()) {
-      out += "  Stack trace breakdown for peak usage: " + std::to_string(total) + " bytes\n";
-      out += "    " + planning_traits_computation_name(g) + " (100.0%, total: " + std::to_string(total) +
-             " bytes, current: 0 bytes, remaining: " + std::to_string(total) + " bytes)\n";
-      std::uint64_t cumulative = 0;
-      for (std::size_t k = 0; k < live.size(); ++k) {
-        const auto bytes = df_.get(live[k]).bytes;
-        cumulative += bytes;
-        char pct[32];
-        std::snprintf(pct, sizeof pct, "%.1f", total == 0 ? 0.0 : 100.0 * static_cast<double>(bytes) / static_cast<double>(total));
-        out += std::string("      ") + (k + 1 == live.size() ? "\u2514\u2500\u2500 " : "\u251c\u2500\u2500 ") +
-               value_name(g, live[k], true) + " (" + pct + "%, total: " + std::to_string(bytes) +
-               " bytes, current: " + std::to_string(bytes) + " bytes, remaining: " +
-               std::to_string(total - cumulative) + " bytes)\n";
-      }
-    }
-    return out;
   }
 
  private:
@@ -255,16 +213,6 @@ class live_range_analysis {
   std::vector<live_range> ranges_;
   std::vector<char> has_range_;
   std::vector<char> live_out_;
-
-  std::string planning_traits_computation_name(const G& g) const {
-    if constexpr (requires { graph_traits<G>::computation_name(g, df_.computation(entry_)); }) {
-      return std::string(graph_traits<G>::computation_name(g, df_.computation(entry_)));
-    } else if constexpr (std::is_same_v<G, hlo::module>) {
-      return g[df_.computation(entry_)].name;
-    } else {
-      return "entry";
-    }
-  }
 
   static bool binds(call_binding b) noexcept {
     return b == call_binding::call || b == call_binding::while_body || b == call_binding::while_condition ||

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/graph/graph_queries.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 #include "xlamem/passes/dataflow.hpp"
 
@@ -34,6 +35,7 @@ namespace detail {
 template <memory_space_graph G>
 class memory_space_propagator {
  public:
+  static_assert(graph_queries<G>::checked);  // optional graph_traits members have the right signatures
   using traits = graph_traits<G>;
   using analysis_type = dataflow_analysis<G>;
   using value_id = typename analysis_type::value_id;

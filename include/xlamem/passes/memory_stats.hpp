@@ -13,12 +13,11 @@
 /// - constants and thread-local allocations count nowhere;
 /// - allocations in host memory (memory space 5) go to the `host_*` fields instead.
 ///
-/// `to_string` prints XLA's `DebugString` (ten fields, same order and format); `to_json` an
-/// object with every field. Nothing here needs an IR. All functions are O(allocations).
+/// Nothing here needs an IR or a format: `io/memory_stats_text.hpp` prints XLA's `DebugString`
+/// and the JSON object. All functions are O(allocations).
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 namespace xlamem {
 
@@ -86,31 +85,6 @@ struct compiled_memory_stats {
       f("peak_memory_in_bytes", peak_memory_in_bytes);
       f("total_allocation_bytes", total_allocation_bytes);
     }
-  }
-
-  /// XLA's `DebugString()`: `CompiledMemoryStats(generated_code_size_in_bytes=N, ...)`, the ten
-  /// device and host fields in XLA's order.
-  [[nodiscard]] std::string to_string() const {
-    std::string s = "CompiledMemoryStats(";
-    const char* sep = "";
-    auto field = [&](const char* name, std::int64_t v) {
-      s += sep + std::string(name) + '=' + std::to_string(v);
-      sep = ", ";
-    };
-    for_each_field(field, false);
-    return s + ")";
-  }
-
-  /// A JSON object with every field (the names of JAX's `memory_analysis()` attributes).
-  [[nodiscard]] std::string to_json() const {
-    std::string s = "{";
-    const char* sep = "";
-    auto field = [&](const char* name, std::int64_t v) {
-      s += sep + ('"' + std::string(name)) + "\": " + std::to_string(v);
-      sep = ", ";
-    };
-    for_each_field(field, true);
-    return s + "}";
   }
 };
 

@@ -3,9 +3,9 @@
 /// Packing policies for the temporary heap of buffer assignment (`temp_packer`): a callable
 /// that places a validated `packing_problem` and returns a valid placement.
 ///
-/// - `xla_best_fit_packer`: XLA's heap simulator (`GlobalDecreasingSizeBestFitHeap` in its
-///   spatial and temporal orders, keeping the smaller: `ChooseBestHeapAlgorithm`), the
-///   baseline.
+/// - `xla_best_fit_packer` (`packing/xla_best_fit.hpp`): XLA's heap simulator
+///   (`GlobalDecreasingSizeBestFitHeap` in its spatial and temporal orders, keeping the smaller:
+///   `ChooseBestHeapAlgorithm`), the baseline.
 /// - `heuristic_packer`: the project's fast heuristic portfolio (`portfolio_fit`), which
 ///   includes XLA's best fit and is never worse.
 /// - `search_packer`: the project's best solver: the anytime exact search (`minimize_peak`)
@@ -19,16 +19,17 @@
 #include <concepts>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/packing/aligned_lower_bound.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/packing/search.hpp"
+#include "xlamem/packing/xla_best_fit.hpp"
 
 namespace xlamem {
 
@@ -39,60 +40,7 @@ concept temp_packer = requires(const P& p, const packing_problem& problem) {
   { p(problem) } -> std::same_as<result<placement>>;
   { p.name() } -> std::convertible_to<std::string_view>;
 };
-
-/// A lower bound on the peak of a packing whose buffers all have alignment `a` (or divisors of it): at any time,
-/// every live buffer but the topmost spans at least its size rounded up to `a` (the next one
-/// starts at an aligned offset above it), so the peak is at least the sum of the rounded sizes
-/// minus the largest rounding slack. O(n log n).
-[[nodiscard]] inline std::int64_t aligned_lower_bound(const packing_problem& p, std::int64_t a) {
-  struct event {
-    std::int64_t time;
-    int kind;  // 0 = end, 1 = start
-    std::size_t index;
-  };
-  std::vector<event> events;
-  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
-    if (p.buffers[i].size <= 0) continue;
-    events.push_back({p.buffers[i].lower, 1, i});
-    events.push_back({p.buffers[i].upper, 0, i});
-  }
-  std::sort(events.begin(), events.end(), [](const event& x, const event& y) {
-    return x.time != y.time ? x.time < y.time : x.kind < y.kind;
-  });
-  std::multiset<std::int64_t> slack;
-  std::int64_t sum = 0, best = 0;
-  for (const auto& e : events) {
-    const auto size = p.buffers[e.index].size;
-    const auto rounded = (size + a - 1) / a * a;
-    if (e.kind == 0) {
-      sum -= rounded;
-      slack.erase(slack.find(rounded - size));
-    } else {
-      sum += rounded;
-      slack.insert(rounded - size);
-      best = std::max(best, sum - *slack.rbegin());
-    }
-  }
-  return best;
-}
-/// The best lower bound known here: `lower_bound(p)`, or the alignment-aware bound when every
-/// buffer has the same alignment and that is larger.
-[[nodiscard]] inline std::int64_t temp_lower_bound(const packing_problem& p) {
-  std::int64_t lb = lower_bound(p);
-  if (p.buffers.empty()) return lb;
-  const auto a = p.buffers.front().alignment;
-  for (const auto& b : p.buffers) {
-    if (b.alignment != a) return lb;
-  }
-  return a > 1 ? std::max(lb, aligned_lower_bound(p, a)) : lb;
-}
-
-/// XLA's best fit (both orders, the smaller heap).
-struct xla_best_fit_packer {
-  [[nodiscard]] std::string_view name() const noexcept { return "xla"; }
-  [[nodiscard]] result<placement> operator()(const packing_problem& p) const { return place(p, xla_best_fit{}); }
-};
-static_assert(temp_packer<xla_best_fit_packer>);
+static_assert(temp_packer<xla_best_fit_packer>);  // packing/xla_best_fit.hpp
 
 /// The heuristic portfolio (never worse than XLA best fit).
 struct heuristic_packer {
@@ -143,54 +91,6 @@ struct search_packer {
   }
 };
 static_assert(temp_packer<search_packer>);
-
-/// The sort keys XLA's `GlobalDecreasingSizeBestFitHeap` sees for each item of a heap, when
-/// they differ from what the problem's intervals say: durations measured in heap-simulator
-/// events (every Alloc, ShareWith and Free is one tick) rather than schedule steps, and ties
-/// broken by `HloValue` id rather than by item index. Empty vectors fall back to the problem.
-struct xla_heap_keys {
-  std::vector<std::int64_t> own_duration;  ///< spatial: the first value's own interval
-  std::vector<std::int64_t> span;          ///< temporal: first start to last end of the group
-  std::vector<std::int64_t> rank;          ///< tie-break: the first value's id order
-};
-
-/// XLA's best fit on a heap whose items are colocation groups (values that take over a dying
-/// operand's chunk, XLA's `ShareWith`, and the values of one buffer): every item conflicts
-/// over its whole hull; the spatial order sorts by size, then the *own* duration of the
-/// group's first value, then id; the temporal order by the group's span, then size, then id
-/// (`keys`; the problem's hulls and indices where `keys` is empty). Both orders are placed
-/// with best fit and the smaller heap is kept (spatial wins ties). With no colocations and no
-/// keys this is `xla_best_fit`. @pre `p` is valid.
-[[nodiscard]] inline placement xla_colocated_best_fit(const packing_problem& p, const interval_graph& g,
-                                                      const xla_heap_keys& keys = {}) {
-  const std::size_t n = p.buffers.size();
-  std::vector<int> spatial(n), temporal(n);
-  for (std::size_t i = 0; i < n; ++i) spatial[i] = temporal[i] = static_cast<int>(i);
-  auto hull = [&](int i) { return p.buffers[static_cast<std::size_t>(i)].upper - p.buffers[static_cast<std::size_t>(i)].lower; };
-  auto pick = [&](const std::vector<std::int64_t>& v, int i, std::int64_t fallback) {
-    const auto k = static_cast<std::size_t>(i);
-    return k < v.size() ? v[k] : fallback;
-  };
-  auto own = [&](int i) { return pick(keys.own_duration, i, hull(i)); };
-  auto span = [&](int i) { return pick(keys.span, i, hull(i)); };
-  auto rank = [&](int i) { return pick(keys.rank, i, i); };
-  auto size = [&](int i) { return p.buffers[static_cast<std::size_t>(i)].size; };
-  std::sort(spatial.begin(), spatial.end(), [&](int a, int b) {
-    if (size(a) != size(b)) return size(a) > size(b);
-    if (own(a) != own(b)) return own(a) > own(b);
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return a < b;
-  });
-  std::sort(temporal.begin(), temporal.end(), [&](int a, int b) {
-    if (span(a) != span(b)) return span(a) > span(b);
-    if (size(a) != size(b)) return size(a) > size(b);
-    if (rank(a) != rank(b)) return rank(a) < rank(b);
-    return a < b;
-  });
-  placement s = detail::place_in_order(p, g, spatial, fit_rule::best);
-  placement t = detail::place_in_order(p, g, temporal, fit_rule::best);
-  return peak_of(p, t) < peak_of(p, s) ? t : s;
-}
 
 /// The packers by name.
 enum class solver_kind {

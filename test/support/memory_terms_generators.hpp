@@ -4,6 +4,7 @@
 /// random intervals, and the "training step" family with staircase and nested lifetimes
 /// described in docs/memory-terms.md. Generation is deterministic across platforms (an in-house
 /// splitmix64 generator; no std distributions, whose output is implementation-defined).
+/// Test and benchmark support, not part of the installed library.
 #pragma once
 
 #include <algorithm>
@@ -11,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "xlamem/passes/memory_terms.hpp"
+#include "xlamem/memory_terms/reduction.hpp"
 
 namespace xlamem {
 
