@@ -5,8 +5,9 @@ Chromium (Debian's `chromium`). Checks that the page raises no script or console
 its DOM holds the chart and the top-N table, that a screenshot is not blank, and that hovering
 the largest buffer live at the peak shows its tooltip: the page's own self-test (`#selftest`)
 finds that buffer's rectangle on screen, asks the browser which element is under that point,
-dispatches a mouse event there and records what the tooltip then says; this script reads the
-record from the dumped DOM. Both tabs are hovered (memory over time, temporary heap).
+dispatches a mouse event there and records what the tooltip then says, then zooms with two
+wheel events and pans with a drag; this script reads the record from the dumped DOM. Both tabs
+are exercised (memory over time, temporary heap).
 
 Usage: page_test.py XLAMEM_EXE SOURCE_ROOT WORK_DIR [--screenshots DIR]
 With --screenshots, the screenshots are also copied to DIR (docs/images/ for docs/diagnosis.md).
@@ -155,6 +156,8 @@ def check_page(browser, exe, module, work, name, shots, extra_args=()):
               f"{name} [{tab}]: hovering the largest peak buffer shows its tooltip with its name")
         check("size" in rec.get("tooltip", "") and "live" in rec.get("tooltip", ""),
               f"{name} [{tab}]: the tooltip gives size and live range")
+        check(rec.get("zoomed") is True, f"{name} [{tab}]: the wheel zooms in")
+        check(rec.get("panned") is True, f"{name} [{tab}]: dragging pans (view {rec.get('view')})")
         check(rec.get("ok") is True, f"{name} [{tab}]: the page's self-test passed")
         png = os.path.join(work, f"{name}-{tab}.png")
         if os.path.exists(png):

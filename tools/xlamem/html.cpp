@@ -322,8 +322,21 @@ function selftest() {
   out.expected = i >= 0 ? D.buffers[i][0] : null;
   out.tooltip_visible = tip.style.display === 'block';
   out.tooltip = tip.textContent;
+  // Zoom with the wheel at the middle of the plot, then pan by dragging to the left.
+  const svg = document.getElementById(heapTab ? 'heap' : 'chart'), r = svg.getBoundingClientRect();
+  const span0 = view.t1 - view.t0, mx = r.left + L + PW / 2, my = r.top + T + PH / 2;
+  svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, clientX: mx, clientY: my, deltaY: -120}));
+  svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, clientX: mx, clientY: my, deltaY: -120}));
+  out.zoomed = view.t1 - view.t0 < span0;
+  const t0 = view.t0;
+  svg.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, clientX: mx, clientY: my, buttons: 1}));
+  svg.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: mx - 100, clientY: my, buttons: 1}));
+  window.dispatchEvent(new MouseEvent('mouseup', {bubbles: true, clientX: mx - 100, clientY: my}));
+  out.panned = view.t0 > t0;
+  out.view = [view.t0, view.t1];
   out.ok = out.errors.length === 0 && out.chart_rects > 0 && out.table_rows > 0 && out.tooltip_visible &&
-           out.expected !== null && out.tooltip.indexOf(out.expected) >= 0 && out.hit === String(i);
+           out.expected !== null && out.tooltip.indexOf(out.expected) >= 0 && out.hit === String(i) &&
+           out.zoomed && out.panned;
   document.getElementById('selftest').textContent = 'SELFTEST ' + JSON.stringify(out);
 }
 function main() {
