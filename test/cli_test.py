@@ -12,6 +12,26 @@ import sys
 failures = []
 
 
+def mlp_module(batch):
+    """A small scheduled HLO module with metadata as JAX writes it: a two-layer MLP forward of
+    `batch` rows. Two batch sizes are two compilations of one program (for `xlamem diff`)."""
+    src = 'source_file="/home/user/model.py"'
+    md = lambda op, line: f'metadata={{op_name="jit(mlp)/jit(main)/{op}" {src} source_line={line}}}'  # noqa: E731
+    b = batch
+    return f"""HloModule jit_mlp, is_scheduled=true, entry_computation_layout={{(f32[{b},64]{{1,0}}, f32[64,128]{{1,0}}, f32[128,10]{{1,0}})->f32[{b},10]{{1,0}}}}
+
+ENTRY %main.5 (x.1: f32[{b},64], w1.2: f32[64,128], w2.3: f32[128,10]) -> f32[{b},10] {{
+  %x.1 = f32[{b},64]{{1,0}} parameter(0), metadata={{op_name="x"}}
+  %w1.2 = f32[64,128]{{1,0}} parameter(1), metadata={{op_name="w1"}}
+  %w2.3 = f32[128,10]{{1,0}} parameter(2), metadata={{op_name="w2"}}
+  %dot.4 = f32[{b},128]{{1,0}} dot(f32[{b},64]{{1,0}} %x.1, f32[64,128]{{1,0}} %w1.2), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, {md("dot_general", 12)}
+  %tanh.5 = f32[{b},128]{{1,0}} tanh(f32[{b},128]{{1,0}} %dot.4), {md("tanh", 13)}
+  %dot.6 = f32[{b},10]{{1,0}} dot(f32[{b},128]{{1,0}} %tanh.5, f32[128,10]{{1,0}} %w2.3), lhs_contracting_dims={{1}}, rhs_contracting_dims={{0}}, {md("dot_general", 14)}
+  ROOT %add.7 = f32[{b},10]{{1,0}} add(f32[{b},10]{{1,0}} %dot.6, f32[{b},10]{{1,0}} %dot.6), {md("add", 15)}
+}}
+"""
+
+
 def run(args, expect_code=0, stdin=None):
     proc = subprocess.run([EXE, *args], input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, timeout=120)
@@ -37,6 +57,176 @@ def write(name, text):
     return path
 
 
+def error_line(p, command, place):
+    """The one error format: `xlamem CMD: error: FILE:LINE:COL: message`."""
+    first = p.stderr.strip().splitlines()[0] if p.stderr.strip() else ""
+    return first.startswith(f"xlamem {command}: error: ") and place in first
+
+
+def consistency(hlo, csv, intervals, broken, bad):
+    # One error format in every subcommand, naming the place.
+    p = run(["plan", broken], expect_code=3)
+    check(error_line(p, "plan", "broken.hlo:5:"), "plan: 'xlamem plan: error: FILE:LINE:COL: ...'")
+    p = run(["propagate", broken], expect_code=3)
+    check(error_line(p, "propagate", "broken.hlo:5:"), "propagate: 'xlamem propagate: error: FILE:LINE:COL: ...'")
+    p = run(["pack", bad], expect_code=3)
+    check(error_line(p, "pack", "bad.csv:2"), "pack: 'xlamem pack: error: FILE:LINE...'")
+    p = run(["reduce", write("terms-bad2.csv", "id,first,last\n0,x,4\n")], expect_code=3)
+    check(error_line(p, "reduce", "terms-bad2.csv:2:"), "reduce: 'xlamem reduce: error: FILE:LINE:COL: ...'")
+    p = run(["diff", broken, hlo], expect_code=3)
+    check(error_line(p, "diff", "broken.hlo:5:"), "diff: 'xlamem diff: error: FILE:LINE:COL: ...'")
+    p = run(["plan", os.path.join(WORK, "missing.hlo")], expect_code=3)
+    check(error_line(p, "plan", "missing.hlo"), "plan: a missing file is named")
+
+    # '-' reads standard input in every subcommand that reads a file.
+    hlo_text, csv_text = open(hlo).read(), open(csv).read()
+    p = run(["plan", "-"], stdin=hlo_text)
+    check("peak:" in p.stdout, "plan - reads the module from standard input")
+    p = run(["propagate", "-"], stdin=hlo_text)
+    check("HloModule" in p.stdout, "propagate - reads standard input")
+    p = run(["pack", "-", "--solver", "heuristic"], stdin=csv_text)
+    check(p.stdout.strip().splitlines()[-1].startswith("peak="), "pack - reads standard input")
+    p = run(["reduce", "-"], stdin=open(intervals).read())
+    check("terms:" in p.stdout, "reduce - reads standard input")
+    p = run(["pack", "-"], stdin="id,lower,upper,size\n0,5,3,100\n", expect_code=3)
+    check(error_line(p, "pack", "<stdin>:2"), "pack -: errors name <stdin>")
+
+    # One solver vocabulary in plan and pack; the old spellings are aliases.
+    for solver in ["search", "heuristic", "xla", "first-fit", "skyline"]:
+        p = run(["pack", csv, "--solver", solver, "--time-limit", "0.2", "--json"])
+        try:
+            check(json.loads(p.stdout)["solver"] == solver, f"pack --solver {solver}")
+        except Exception as e:  # noqa: BLE001
+            check(False, f"pack --solver {solver} --json parses ({e})")
+        p = run(["plan", hlo, "--solver", solver, "--time-limit", "0.2", "--json"])
+        try:
+            check(f"solver {solver}" in json.loads(p.stdout)["description"], f"plan --solver {solver}")
+        except Exception as e:  # noqa: BLE001
+            check(False, f"plan --solver {solver} --json parses ({e})")
+    for alias, name in [("xla-best-fit", "xla"), ("portfolio", "heuristic"), ("auto", "search")]:
+        p = run(["pack", csv, "--solver", alias, "--time-limit", "0.2", "--json"])
+        check(json.loads(p.stdout or "{}").get("solver") == name, f"pack --solver {alias} is an alias of {name}")
+    for cmd in (["pack", csv], ["plan", hlo]):
+        p = run([*cmd, "--solver", "bogus"], expect_code=3)
+        check("unknown solver 'bogus' (expected search, heuristic, xla, first-fit or skyline)" in p.stderr,
+              f"{cmd[0]} --solver bogus names the solvers")
+
+    # The same JSON style: one object with "command" and "file"; bytes are integers.
+    for args in (["plan", hlo], ["pack", csv], ["propagate", hlo], ["reduce", intervals]):
+        p = run([*args, "--json"])
+        try:
+            j = json.loads(p.stdout)
+            check(isinstance(j, dict) and j.get("command") == args[0] and "file" in j,
+                  f"{args[0]} --json: one object with command and file")
+        except Exception as e:  # noqa: BLE001
+            check(False, f"{args[0]} --json parses ({e})")
+    j = json.loads(run(["plan", hlo, "--json"]).stdout)
+    check(all(isinstance(v, int) for v in j["compiled_memory_stats"].values()), "plan --json: bytes are integers")
+
+    # Issue 21's CLI findings.
+    p = run(["plan", hlo, "--alignment", "0"], expect_code=3)
+    check(error_line(p, "plan", "--alignment") and "power of two" in p.stderr and "1.79769" not in p.stderr,
+          "plan --alignment 0 says a power of two is needed")
+    p = run(["plan", hlo, "--alignment", "48"], expect_code=3)
+    check("power of two" in p.stderr, "plan --alignment 48 is refused")
+    p = run(["frobnicate"], expect_code=2)
+    check("unknown command 'frobnicate'" in p.stderr and "plan" in p.stderr and "diff" in p.stderr,
+          "an unknown command is named and the commands listed")
+    for value, words in [("nan", "not a number"), ("inf", "finite"), ("-1", "negative")]:
+        p = run(["pack", csv, "--time-limit", value], expect_code=3)
+        check(error_line(p, "pack", "--time-limit") and words in p.stderr, f"pack --time-limit {value} is refused")
+    p = run(["plan", hlo, "--time-limit", "nan"], expect_code=3)
+    check("not a number" in p.stderr, "plan --time-limit nan is refused")
+    p = run(["plan", hlo, "--no-such-option"], expect_code=2)
+    check(error_line(p, "plan", "--no-such-option"), "plan: an unknown option is a usage error")
+
+
+def diagnosis(hlo):
+    # The summary for people: at most 30 lines, the peak, the heap, fragmentation, top buffers.
+    p = run(["plan", hlo])
+    lines = p.stdout.splitlines()
+    check(len(lines) <= 30, f"plan summary of the demo is {len(lines)} lines (at most 30)")
+    for words in ["peak:", "while running", "temporary heap", "lower bound", "fragmentation at the peak",
+                  "largest free hole", "largest buffers live at the peak"]:
+        check(words in p.stdout, f"plan summary says '{words}'")
+    p = run(["plan", hlo, "--dump", "xla"])
+    check(p.stdout.startswith("BufferAssignment:") and "Total bytes used" in p.stdout,
+          "plan --dump xla prints XLA's allocation table")
+    run(["plan", hlo, "--dump", "nonsense"], expect_code=3)
+
+    # Sources from metadata.
+    small = write("mlp_b256.hlo", mlp_module(256))
+    big = write("mlp_b512.hlo", mlp_module(512))
+    p = run(["plan", small])
+    check("model.py:1" in p.stdout and "dot_general" in p.stdout, "plan: top buffers show model.py:LINE and op_name")
+    out = p.stdout.splitlines()
+    header = next((k for k, l in enumerate(out) if l.split()[:2] == ["size", "kind"]), None)
+    top = out[header + 1] if header is not None and header + 1 < len(out) else ""
+    check("model.py:1" in top, f"plan: the top buffer's source line is printed ({top.strip()})")
+
+    # XLA's own plan: a buffer-assignment dump and a dump folder, reported without replanning.
+    oracle = os.path.join(ROOT, "test", "data", "xla-oracle")
+    folder = os.path.join(oracle, "mlp_train_step")
+    ba = os.path.join(folder, "jit_mlp_train_step.cpu_after_optimizations-buffer-assignment.txt")
+    p = run(["plan", ba, "--json"])
+    j = json.loads(p.stdout or "{}")
+    check(j.get("origin") == "xla", "plan on *-buffer-assignment.txt reports XLA's plan")
+    check(j.get("compiled_memory_stats", {}).get("temp_size_in_bytes") ==
+          json.load(open(os.path.join(folder, "memory_analysis.json")))["temp_size_in_bytes"],
+          "plan on XLA's dump: temp bytes as XLA's memory_analysis()")
+    mine = json.loads(run(["plan", os.path.join(folder, "jit_mlp_train_step.cpu_after_optimizations.txt"),
+                           "--solver", "xla", "--json"]).stdout or "{}")
+    check(j.get("peak", {}).get("bytes") == mine.get("peak", {}).get("bytes"),
+          "plan on XLA's dump: the peak of xlamem's XLA-exact plan of the module")
+    p = run(["plan", folder])
+    check("XLA's buffer assignment" in p.stdout and len(p.stdout.splitlines()) <= 30,
+          "plan on a --xla_dump_to folder reports XLA's plan in at most 30 lines")
+    p = run(["plan", folder, "--replan", "--solver", "xla"])
+    check("xlamem plan" in p.stdout, "plan FOLDER --replan plans the module")
+    p = run(["plan", folder, "--module", "mlp_train"])
+    check("jit_mlp_train_step" in p.stdout, "plan FOLDER --module picks the module by name")
+    p = run(["plan", folder, "--module", "nope"], expect_code=3)
+    check("jit_mlp_train_step" in p.stderr, "plan FOLDER --module with no match lists the modules")
+    for name in sorted(os.listdir(oracle)):
+        d = os.path.join(oracle, name)
+        if not os.path.isdir(d):
+            continue
+        for f in sorted(os.listdir(d)):
+            if f.endswith("after_optimizations.txt"):
+                n = len(run(["plan", os.path.join(d, f), "--solver", "xla"]).stdout.splitlines())
+                check(n <= 30, f"plan summary of oracle {name} is {n} lines (at most 30)")
+        n = len(run(["plan", d]).stdout.splitlines())
+        check(n <= 30, f"plan summary of XLA's plan of oracle {name} is {n} lines (at most 30)")
+
+    # diff: identical modules, then a batch doubled.
+    p = run(["diff", small, small])
+    check("no change" in p.stdout, "diff of two identical modules: no change")
+    p = run(["diff", small, big])
+    check("no change" not in p.stdout and "+" in p.stdout and "peak" in p.stdout, "diff names the peak's growth")
+    grown = [l for l in p.stdout.splitlines() if l.strip().startswith("+") and "model.py:1" in l]
+    check(any("dot.4" in l for l in grown) and any("tanh.5" in l for l in grown),
+          "diff names the buffers that grew, with their sources")
+    j = json.loads(run(["diff", small, big, "--json"]).stdout or "{}")
+    check(j.get("command") == "diff" and not j.get("identical") and
+          any(c["name"] == "dot.4" and c["delta"] > 0 and c.get("source", {}).get("source_line") == 12
+              for c in j.get("changed", [])), "diff --json: dot.4 grew, from model.py:12")
+    # Our JAX train step with the batch doubled (every batch dimension 32 -> 64).
+    step = open(hlo).read()
+    doubled = write("mlp_train_step_b64.hlo", step.replace("[32,", "[64,").replace("[32]", "[64]"))
+    p = run(["diff", hlo, doubled])
+    check("compare_select_fusion" in p.stdout and "f32[32,512]{1,0} -> f32[64,512]{1,0}" in p.stdout,
+          "diff of the train step with the batch doubled names the grown activations")
+    p = run(["diff", folder, folder])
+    check("no change" in p.stdout, "diff of a dump folder with itself: no change")
+
+    # The page and the picture.
+    page = os.path.join(WORK, "plan.html")
+    run(["plan", small, "--html", page])
+    html = open(page).read() if os.path.isfile(page) else ""
+    check(html.startswith("<!DOCTYPE html>") and 'id="chart"' in html and "<script>" in html,
+          "plan --html writes one self-contained page")
+
+
 def main():
     global EXE, ROOT, WORK
     EXE, ROOT, WORK = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2]), os.path.abspath(sys.argv[3])
@@ -45,7 +235,7 @@ def main():
     p = run(["--version"])
     check(p.stdout.startswith("xlamem "), "--version names the tool")
     p = run(["--help"])
-    for sub in ["pack", "plan", "propagate", "reduce"]:
+    for sub in ["diff", "pack", "plan", "propagate", "reduce"]:
         check(sub in p.stdout, f"--help lists '{sub}'")
 
     # pack: the Quick-start example, JSON, SVG, output CSV, bad input.
@@ -88,24 +278,29 @@ def main():
     check("HloModule" in p.stdout, "propagate prints the module")
     p = run(["propagate", hlo, "--json"])
     try:
-        check(isinstance(json.loads(p.stdout), list), "propagate --json prints a JSON array")
+        check(isinstance(json.loads(p.stdout)["leaves"], list), "propagate --json: leaves is an array")
     except Exception as e:  # noqa: BLE001
         check(False, f"propagate --json parses ({e})")
     plan_svg = os.path.join(WORK, "plan.svg")
     p = run(["plan", hlo, "--svg", plan_svg])
     check("CompiledMemoryStats(" in p.stdout, "plan prints XLA's CompiledMemoryStats line")
     check(os.path.isfile(plan_svg) and "<svg" in open(plan_svg).read(2000), "plan --svg writes an SVG")
+    check("all device memory over time" in open(plan_svg).read(4000), "plan --svg draws the whole memory (io/svg.hpp)")
     p = run(["plan", hlo, "--json"])
     try:
         j = json.loads(p.stdout)
-        check(all(k in j for k in ["compiled_memory_stats", "allocations", "live_ranges"]),
-              "plan --json has compiled_memory_stats, allocations, live_ranges")
+        check(all(k in j for k in ["compiled_memory_stats", "allocations", "live_ranges", "peak", "buffers",
+                                   "temp_heaps", "fragmentation_at_peak"]),
+              "plan --json has compiled_memory_stats, allocations, live_ranges, peak, buffers, heaps, fragmentation")
     except Exception as e:  # noqa: BLE001
         check(False, f"plan --json prints one JSON object ({e})")
     broken = write("broken.hlo", "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0\n}\n")
     p = run(["plan", broken], expect_code=3)
     check("broken.hlo:" in p.stderr, "plan: a malformed module is named with its place")
     run(["propagate", broken], expect_code=3)
+
+    consistency(hlo, csv, intervals, broken, bad)
+    diagnosis(hlo)
 
     print(f"cli: {len(failures)} failed")
     for f in failures:

@@ -1,38 +1,73 @@
 // SPDX-License-Identifier: Apache-2.0
 // xlamem: the command-line front end of the library.
-#include <cstdio>
 #include <exception>
 #include <string>
+#include <string_view>
+
+#include <fmt/format.h>
 
 #include "commands.hpp"
 #include "xlamem/version.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{
-      "xlamem: memory planning for ML programs (buffer packing, buffer assignment, memory "
-      "statistics, memory-space propagation, memory-term reduction)",
+      "xlamem: memory planning and diagnosis for ML programs (the memory report of a compiled "
+      "program and the diff of two, buffer packing, memory-space propagation, memory-term reduction)",
       "xlamem"};
   app.set_version_flag("--version", std::string("xlamem ") + xlamem::version_string);
   app.require_subcommand(0, 1);
-  app.footer("Run 'xlamem COMMAND --help' for the options of a command.");
+  app.footer(
+      "Run 'xlamem COMMAND --help' for the options of a command. Exit status: 0 success, 1 a "
+      "capacity proven infeasible (pack), 2 usage error, 3 bad input; errors read "
+      "'xlamem COMMAND: error: FILE:LINE:COL: message'.");
 
   xlamem::cli::context ctx;
+  xlamem::cli::add_diff_command(app, ctx);
   xlamem::cli::add_pack_command(app, ctx);
   xlamem::cli::add_propagate_command(app, ctx);
   xlamem::cli::add_plan_command(app, ctx);
   xlamem::cli::add_reduce_command(app, ctx);
 
+  // The command named on the line, for messages; an unknown one is a usage error that lists them.
+  std::string command;
+  if (argc > 1 && argv[1][0] != '-') {
+    command = argv[1];
+    bool known = false;
+    std::string names;
+    for (const auto* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == command;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      fmt::print(stderr, "xlamem: error: unknown command '{}' (commands: {}; 'xlamem --help' says more)\n", command,
+                 names);
+      return xlamem::cli::exit_usage;
+    }
+  }
+  const std::string who = command.empty() ? "xlamem" : "xlamem " + command;
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : xlamem::cli::exit_bad_input;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ValidationError& e) {  // a value out of its allowed set: bad input
+    fmt::print(stderr, "{}: error: {}\n", who, e.what());
+    return xlamem::cli::exit_bad_input;
+  } catch (const CLI::ConversionError& e) {
+    fmt::print(stderr, "{}: error: {}\n", who, e.what());
+    return xlamem::cli::exit_bad_input;
+  } catch (const CLI::ParseError& e) {  // unknown options, missing arguments
+    fmt::print(stderr, "{}: error: {} (see '{} --help')\n", who, e.what(), who);
+    return xlamem::cli::exit_usage;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "xlamem: error: %s\n", e.what());
+    fmt::print(stderr, "{}: error: {}\n", who, e.what());
     return xlamem::cli::exit_bad_input;
   }
   if (app.get_subcommands().empty()) {
-    std::fputs(app.help().c_str(), stdout);
+    fmt::print("{}", app.help());
     return 0;
   }
   return ctx.exit_code;

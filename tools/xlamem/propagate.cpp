@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `xlamem propagate FILE.hlo`: memory-space propagation (XLA's MemorySpacePropagation) on an HLO
 // text module; prints the module after propagation as HLO text, or with --json one object per
-// instruction output leaf (computation, instruction, index, memory_space, split_config).
-#include <cstdio>
+// instruction output leaf (computation, instruction, index, memory_space, split_config) under
+// "leaves".
 #include <memory>
 #include <string>
 
@@ -25,18 +25,6 @@ struct propagate_options {
   bool short_form = false;
   std::string computation;
 };
-
-result<std::string> read_input(const std::string& file) {
-  if (file != "-") return hlo::read_text_file(file);
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t got = std::fread(buf, 1, sizeof buf, stdin);
-    text.append(buf, got);
-    if (got < sizeof buf) break;
-  }
-  return text;
-}
 
 nlohmann::ordered_json leaves_json(const hlo::module& m) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -63,29 +51,17 @@ nlohmann::ordered_json leaves_json(const hlo::module& m) {
   return out;
 }
 
-void run_propagate(const propagate_options& o, context& ctx) {
+int run_propagate(const propagate_options& o) {
   auto text = read_input(o.file);
-  if (!text) {
-    fmt::print(stderr, "xlamem propagate: {}\n", text.error().to_string());
-    ctx.exit_code = exit_bad_input;
-    return;
-  }
-  auto m = hlo::parse_module(*text, o.file == "-" ? std::string_view("<stdin>") : std::string_view(o.file));
-  if (!m) {
-    fmt::print(stderr, "xlamem propagate: {}\n", m.error().to_string());
-    ctx.exit_code = exit_bad_input;
-    return;
-  }
+  if (!text) return fail("propagate", text.error());
+  auto m = hlo::parse_module(*text, display_name(o.file));
+  if (!m) return fail("propagate", m.error());
   result<bool> changed = false;
   if (o.computation.empty()) {
     changed = propagate_memory_spaces(*m);
   } else {
     const auto c = m->find_computation(o.computation);
-    if (!c) {
-      fmt::print(stderr, "xlamem propagate: no computation named '{}' in {}\n", o.computation, o.file);
-      ctx.exit_code = exit_bad_input;
-      return;
-    }
+    if (!c) return fail("propagate", fmt::format("{}: no computation named '{}'", display_name(o.file), o.computation));
     auto analysis = dataflow_analysis<hlo::module>::run(*m, dataflow_options{true});
     if (!analysis) {
       changed = analysis.error();
@@ -93,19 +69,19 @@ void run_propagate(const propagate_options& o, context& ctx) {
       changed = propagate_memory_spaces(*m, *analysis, *c);
     }
   }
-  if (!changed) {
-    fmt::print(stderr, "xlamem propagate: {}\n", changed.error().to_string());
-    ctx.exit_code = exit_bad_input;
-    return;
-  }
+  if (!changed) return fail("propagate", changed.error());
   if (o.json) {
-    fmt::print("{}\n", leaves_json(*m).dump(1));
+    nlohmann::ordered_json j;
+    j["command"] = "propagate";
+    j["file"] = display_name(o.file);
+    j["changed"] = *changed;
+    j["leaves"] = leaves_json(*m);
+    fmt::print("{}\n", j.dump(1));
   } else {
-    const std::string out = hlo::to_string(*m, o.short_form ? hlo::short_form() : hlo::print_options{});
-    std::fwrite(out.data(), 1, out.size(), stdout);
+    fmt::print("{}", hlo::to_string(*m, o.short_form ? hlo::short_form() : hlo::print_options{}));
   }
   fmt::print(stderr, "xlamem propagate: {}\n", *changed ? "changed" : "unchanged");
-  ctx.exit_code = 0;
+  return 0;
 }
 
 }  // namespace
@@ -119,14 +95,14 @@ void add_propagate_command(CLI::App& app, context& ctx) {
       "print the module");
   cmd->add_option("FILE", o->file, "HLO text module ('-' reads standard input)")->required();
   cmd->add_flag("--json", o->json,
-                "print a JSON array with one object per instruction output leaf: computation, "
-                "instruction, index, memory_space, split_config");
+                "print one JSON object: changed, and leaves (one per instruction output leaf: computation, "
+                "instruction, index, memory_space, split_config)");
   cmd->add_flag("--short", o->short_form, "print HLO in the short form (no %, signatures or operand shapes)");
   cmd->add_option("--computation", o->computation,
                   "propagate only from this computation's own parameters and root (XLA RunOnComputation)");
   cmd->footer("Exit status: 0 on success, 3 for unreadable or malformed input. 'changed' or "
               "'unchanged' is reported on standard error.");
-  cmd->callback([o, &ctx] { run_propagate(*o, ctx); });
+  cmd->callback([o, &ctx] { ctx.exit_code = run_propagate(*o); });
 }
 
 }  // namespace xlamem::cli

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -37,9 +37,12 @@ std::string_view trim(std::string_view s) {
 }
 
 /// Reads `id,first,last` rows; ids must be 0..N-1, each once. Errors name file:line:column.
-result<std::vector<term_interval>> read_intervals_csv(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return error(errc::not_found, path + ": cannot open file");
+result<std::vector<term_interval>> read_intervals_csv(const std::string& file) {
+  std::ifstream opened;
+  if (file != "-") opened.open(file);
+  std::istream& in = file == "-" ? std::cin : opened;
+  const std::string path = display_name(file);
+  if (!in) return error(errc::not_found, path + ": cannot open the file");
   std::vector<std::optional<term_interval>> rows;
   std::vector<std::int64_t> row_line;
   std::string line;
@@ -119,10 +122,7 @@ result<memory_term_reduction> run(const std::vector<term_interval>& intervals, s
 
 int run_reduce(const reduce_options& opt) {
   auto intervals = read_intervals_csv(opt.file);
-  if (!intervals) {
-    std::fprintf(stderr, "xlamem reduce: %s\n", intervals.error().to_string().c_str());
-    return exit_bad_input;
-  }
+  if (!intervals) return fail("reduce", intervals.error());
   std::int64_t num_lives = 0;  // as auto-sharding: the last valid end + 1
   for (const auto& iv : *intervals) {
     if (iv.valid()) num_lives = std::max(num_lives, iv.last + 1);
@@ -133,29 +133,26 @@ int run_reduce(const reduce_options& opt) {
   } else if (opt.policy == split_aware_policy::name) {
     r = run<split_aware_policy>(*intervals, num_lives, opt.max_iterations);
   } else {
-    std::fprintf(stderr, "xlamem reduce: unknown policy '%s' (choose %s or %s)\n", opt.policy.c_str(),
-                 std::string(xla_compatible_policy::name).c_str(),
-                 std::string(split_aware_policy::name).c_str());
-    return exit_bad_input;
+    return fail("reduce", fmt::format("unknown policy '{}' (expected {} or {})", opt.policy,
+                                      xla_compatible_policy::name, split_aware_policy::name));
   }
-  if (!r) {
-    std::fprintf(stderr, "xlamem reduce: %s: %s\n", opt.file.c_str(), r.error().to_string().c_str());
-    return exit_bad_input;
-  }
+  if (!r) return fail("reduce", display_name(opt.file) + ": " + r.error().message());
   if (opt.json) {
-    nlohmann::json j;
+    nlohmann::ordered_json j;
+    j["command"] = "reduce";
+    j["file"] = display_name(opt.file);
     j["policy"] = opt.policy;
     j["num_lives"] = r->num_lives;
     j["terms_before"] = r->terms_before;
     j["terms_after"] = r->terms_after;
-    j["intervals"] = nlohmann::json::array();
+    j["intervals"] = nlohmann::ordered_json::array();
     for (const auto& iv : r->intervals) j["intervals"].push_back({iv.first, iv.last});
     j["groups"] = r->groups;
     j["reduced_times"] = r->reduced_times;
-    std::fputs((j.dump() + "\n").c_str(), stdout);
+    fmt::print("{}\n", j.dump(1));
     return 0;
   }
-  fmt::print("{}: {} primitives over {} time steps, policy {}\n", opt.file, r->num_primitives,
+  fmt::print("{}: {} primitives over {} time steps, policy {}\n", display_name(opt.file), r->num_primitives,
              r->num_lives, opt.policy);
   fmt::print("terms: {} -> {} ({} groups, {} sweeps)\n", r->terms_before, r->terms_after,
              r->groups.size(), r->iterations);
@@ -182,7 +179,7 @@ void add_reduce_command(CLI::App& app, context& ctx) {
   auto opt = std::make_shared<reduce_options>();
   auto* cmd = app.add_subcommand(
       "reduce", "Reduce the memory terms of ILP memory constraints (XLA auto-sharding's MemoryTermReducer)");
-  cmd->add_option("FILE", opt->file, "CSV with columns id,first,last (closed intervals; first > last: none)")
+  cmd->add_option("FILE", opt->file, "CSV with columns id,first,last (closed intervals; first > last: none); '-' reads standard input")
       ->required();
   cmd->add_option("--policy", opt->policy, "xla_compatible (XLA's exact result) or split_aware (fewer terms)")
       ->capture_default_str();

@@ -1,0 +1,125 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The `memory_timeline` of a plan xlamem made: one timeline buffer per value placed by a
+/// `buffer_assignment` of an HLO module (as XLA's dump lists them), with its live range (an
+/// entry parameter's the whole program) and its source from the defining instruction's
+/// `metadata`. For a plan identical to XLA's (`solver_kind::xla`), the timeline equals the
+/// one read from XLA's own dump (`report/dump_timeline.hpp`) step by step.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "xlamem/hlo/module.hpp"
+#include "xlamem/passes/buffer_assignment.hpp"
+#include "xlamem/report/memory_timeline.hpp"
+
+namespace xlamem::report {
+
+/// The kind of an allocation from XLA's predicates: parameter before output before constant.
+[[nodiscard]] inline buffer_kind kind_of(const allocation_flags& f) noexcept {
+  if (f.is_entry_parameter) return buffer_kind::parameter;
+  if (f.maybe_live_out) return buffer_kind::output;
+  if (f.is_constant) return buffer_kind::constant;
+  if (f.is_thread_local) return buffer_kind::thread_local_;
+  return buffer_kind::temp;
+}
+
+/// The file and line of stack frame `id` from the module's `StackFrames`, `FileLocations` and
+/// `FileNames` tables (newer JAX writes `stack_frame_id=` in metadata instead of
+/// `source_file`/`source_line`): the innermost frame, the user's call. Fills nothing when a
+/// table or an entry is missing.
+inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
+  if (s.stack_frame_id < 0 || !s.source_file.empty()) return;
+  auto entry = [&](std::string_view section, std::int64_t id) -> const std::string* {
+    for (const auto& sec : m.stack_frames) {
+      if (sec.name != section) continue;
+      for (const auto& [k, v] : sec.entries) {
+        if (k == id) return &v;
+      }
+    }
+    return nullptr;
+  };
+  const auto* frame = entry("StackFrames", s.stack_frame_id);
+  if (frame == nullptr) return;
+  const auto* loc = entry("FileLocations", decimal_or_minus_one(attribute_value(*frame, "file_location_id")));
+  if (loc == nullptr) return;
+  const auto* file = entry("FileNames", decimal_or_minus_one(attribute_value(*loc, "file_name_id")));
+  if (file == nullptr) return;
+  std::string name = *file;
+  if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+  s.source_file = std::move(name);
+  s.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(*loc, "line")));
+}
+
+/// The source of instruction `i` of `m`: its `metadata` attribute (with a stack frame
+/// resolved through the module's tables), or empty.
+[[nodiscard]] inline op_source source_of(const hlo::module& m, const hlo::instruction& i) {
+  const std::string* md = i.find_attribute("metadata");
+  if (md == nullptr) return {};
+  auto s = parse_op_metadata(*md);
+  resolve_stack_frame(m, s);
+  return s;
+}
+
+/// The timeline of assignment `a` of module `m`.
+[[nodiscard]] inline memory_timeline timeline_of(const hlo::module& m, const buffer_assignment<hlo::module>& a) {
+  using traits = planning_traits<hlo::module>;
+  const auto& la = a.liveness();
+  const auto& df = a.dataflow();
+  memory_timeline t;
+  t.module = m.name;
+  t.host_color = host_memory_space;
+  const std::int64_t horizon = la.end_time() + 1;
+  for (const auto n : la.sequence()) t.schedule.push_back(traits::name(m, df.instruction(n), n));
+  while (static_cast<std::int64_t>(t.schedule.size()) < horizon) t.schedule.emplace_back("(end)");
+  for (const auto& al : a.allocations()) {
+    timeline_allocation ta;
+    ta.index = static_cast<std::int64_t>(al.index);
+    ta.size = al.size();
+    ta.kind = kind_of(al.flags());
+    ta.color = al.color();
+    ta.is_heap = al.flags().is_preallocated_temp();
+    t.allocations.push_back(ta);
+    // One timeline buffer per value, as XLA's dump lists them: its own live range (an entry
+    // parameter's value the whole program) and its place.
+    for (const auto& x : al.values) {
+      if (!la.has_range(x.value)) continue;
+      live_range r = la.range(x.value);
+      const auto& d = df.get(x.value).defining;
+      const auto n = df.number(d.instruction);
+      if (al.flags().is_entry_parameter && df.parent_number(n) == la.entry() && df.parameter_number(n) >= 0) {
+        r = {0, la.end_time()};
+      }
+      timeline_buffer tb;
+      tb.name = la.value_name(m, x.value, !df.get(x.value).is_tuple && d.index.empty());
+      tb.shape = traits::shape_string(m, d.instruction, d.index);
+      tb.size = x.size;
+      tb.kind = ta.kind;
+      tb.start = std::clamp<std::int64_t>(r.start, 0, horizon - 1);
+      tb.end = std::clamp<std::int64_t>(r.end, tb.start, horizon - 1);
+      tb.allocation = ta.index;
+      tb.offset = x.offset;
+      tb.color = ta.color;
+      tb.source = source_of(m, m[d.instruction]);
+      t.buffers.push_back(std::move(tb));
+    }
+    if (al.values.empty() && al.flags().maybe_live_out) {  // an emulated output copy
+      timeline_buffer tb;
+      tb.name = "copy of " + al.copy_of;
+      tb.size = al.size();
+      tb.kind = ta.kind;
+      tb.start = tb.end = horizon - 1;
+      tb.allocation = ta.index;
+      tb.color = ta.color;
+      t.buffers.push_back(std::move(tb));
+    }
+  }
+  return t;
+}
+
+}  // namespace xlamem::report
