@@ -14,6 +14,8 @@
 #include "commands.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/io/buffer_assignment_dump.hpp"
+#include "xlamem/io/buffer_assignment_text.hpp"
+#include "xlamem/io/memory_stats_text.hpp"
 #include "xlamem/packing/packing.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/report/dump_timeline.hpp"
@@ -99,7 +101,7 @@ result<plan_view> plan_module(const std::string& file, const std::string& text, 
     v.heaps.push_back({static_cast<std::int64_t>(h.allocation), h.color, h.size, h.lower_bound, h.problem.buffers.size(),
                        h.solver});
   }
-  v.xla_table = a->to_string(*m);
+  v.xla_table = buffer_assignment_text(*m, *a);
   // The plan's own detail: every allocation and live range, as before.
   const auto& la = a->liveness();
   const auto& df = a->dataflow();
@@ -157,14 +159,14 @@ result<plan_view> xla_plan(const std::string& file, const std::string& text, con
   v.timeline.module = stem;
   v.instructions = v.timeline.schedule.size();
   const auto s = d->stats();
-  v.stats.argument_size_in_bytes = static_cast<std::int64_t>(s.argument);
-  v.stats.output_size_in_bytes = static_cast<std::int64_t>(s.output);
-  v.stats.alias_size_in_bytes = static_cast<std::int64_t>(s.alias);
-  v.stats.temp_size_in_bytes = static_cast<std::int64_t>(s.temp);
-  v.stats.host_argument_size_in_bytes = static_cast<std::int64_t>(s.host_argument);
-  v.stats.host_output_size_in_bytes = static_cast<std::int64_t>(s.host_output);
-  v.stats.host_alias_size_in_bytes = static_cast<std::int64_t>(s.host_alias);
-  v.stats.host_temp_size_in_bytes = static_cast<std::int64_t>(s.host_temp);
+  v.stats.argument_size_in_bytes = s.compiled.argument_size_in_bytes;
+  v.stats.output_size_in_bytes = s.compiled.output_size_in_bytes;
+  v.stats.alias_size_in_bytes = s.compiled.alias_size_in_bytes;
+  v.stats.temp_size_in_bytes = s.compiled.temp_size_in_bytes;
+  v.stats.host_argument_size_in_bytes = s.compiled.host_argument_size_in_bytes;
+  v.stats.host_output_size_in_bytes = s.compiled.host_output_size_in_bytes;
+  v.stats.host_alias_size_in_bytes = s.compiled.host_alias_size_in_bytes;
+  v.stats.host_temp_size_in_bytes = s.compiled.host_temp_size_in_bytes;
   v.stats.total_allocation_bytes = static_cast<std::int64_t>(s.total);
   finish(v);
   v.stats.peak_memory_in_bytes = v.peak.bytes;
@@ -325,7 +327,7 @@ std::string summary_text(const plan_view& v, std::size_t top) {
   s += fmt::format("{}: {} {}, {}", v.module, v.instructions, v.from_xla ? "steps" : "instructions", v.origin);
   if (!v.from_xla) s += fmt::format(", planned in {:.1f} ms", v.seconds * 1e3);
   s += v.scheduled ? "\n" : " (not scheduled: module order)\n";
-  s += st.to_string() + "\n";
+  s += memory_stats_text(st) + "\n";
   s += fmt::format("memory: argument {}, output {}, alias {}, temp {}; all allocations {}\n",
                    report::human_bytes(st.argument_size_in_bytes), report::human_bytes(st.output_size_in_bytes),
                    report::human_bytes(st.alias_size_in_bytes), report::human_bytes(st.temp_size_in_bytes),

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/report/memory_timeline.hpp"
@@ -68,7 +69,7 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
 
 /// The timeline of assignment `a` of module `m`.
 [[nodiscard]] inline memory_timeline timeline_of(const hlo::module& m, const buffer_assignment<hlo::module>& a) {
-  using traits = planning_traits<hlo::module>;
+  using traits = graph_queries<hlo::module>;
   const auto& la = a.liveness();
   const auto& df = a.dataflow();
   memory_timeline t;
