@@ -32,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "jit_support.hpp"
 #include "jitlink_support.hpp"
 #include "xlamem/llvm/slab_jitlink_memory_manager.hpp"
 
@@ -66,12 +67,7 @@ std::vector<std::unique_ptr<llvm::MemoryBuffer>> compile(int count) {
     }
     auto obj = m->withModuleDo([&](auto& mod) {
       mod.setDataLayout((*tm)->createDataLayout());
-      const llvm::Triple& triple = (*tm)->getTargetTriple();
-      if constexpr (requires { mod.setTargetTriple(triple); }) {
-        mod.setTargetTriple(triple);  // LLVM 21 and later take a Triple
-      } else {
-        mod.setTargetTriple(triple.str());
-      }
+      t::set_target_triple(mod, (*tm)->getTargetTriple());
       return compiler(mod);
     });
     if (!obj) {

@@ -125,6 +125,16 @@ llvm::LLVMContext& context_of(Context& tsc) {
   }
 }
 
+/// Sets `m`'s target triple: LLVM 22 takes an `llvm::Triple`, earlier versions its text.
+template <class Module>
+void set_target_triple(Module& m, const llvm::Triple& triple) {
+  if constexpr (requires { m.setTargetTriple(triple); }) {
+    m.setTargetTriple(triple);
+  } else {
+    m.setTargetTriple(triple.str());
+  }
+}
+
 /// The address of a looked-up symbol, whatever the LLVM version returns.
 template <class Symbol>
 std::uint64_t address_value(const Symbol& s) {
