@@ -135,10 +135,14 @@ void set_target_triple(Module& m, const llvm::Triple& triple) {
   }
 }
 
-/// The address of a looked-up symbol, whatever the LLVM version returns.
+/// The address of a looked-up symbol, whatever the LLVM version returns: a
+/// `JITEvaluatedSymbol` (14), an `ExecutorAddr`, or an `ExecutorSymbolDef` whose address is one
+/// (19, 22).
 template <class Symbol>
 std::uint64_t address_value(const Symbol& s) {
-  if constexpr (requires { s.getAddress(); }) {
+  if constexpr (requires { s.getAddress().getValue(); }) {
+    return static_cast<std::uint64_t>(s.getAddress().getValue());
+  } else if constexpr (requires { s.getAddress(); }) {
     return static_cast<std::uint64_t>(s.getAddress());
   } else {
     return static_cast<std::uint64_t>(s.getValue());
