@@ -273,6 +273,36 @@ TEST_SUITE("jitlink") {
     CHECK(f.errors.empty());
   }
 
+  TEST_CASE("links on 4 compile threads share one slab") {
+    auto mm = make_manager();
+    t::init_native_jit();
+    auto j = llvm::orc::LLJITBuilder()
+                 .setNumCompileThreads(4)
+                 .setObjectLinkingLayerCreator(xlamem::object_linking_layer_creator(*mm))
+                 .create();
+    REQUIRE_MESSAGE(static_cast<bool>(j), (j ? std::string() : text(j.takeError())));
+    constexpr int n = 64;
+    for (int k = 0; k < n; ++k) {
+      auto m = t::parse_module(t::module_ir(k, k > 0 ? k - 1 : -1), "module_" + std::to_string(k));
+      REQUIRE(static_cast<bool>(m));
+      REQUIRE(!(*j)->addIRModule(std::move(*m)));
+    }
+    // One bulk lookup: ORC compiles and links the modules on its worker threads at once.
+    llvm::orc::SymbolLookupSet names;
+    for (int k = 0; k < n; ++k) names.add((*j)->mangleAndIntern("bump_" + std::to_string(k)));
+    auto found = (*j)->getExecutionSession().lookup(
+        llvm::orc::makeJITDylibSearchOrder(&(*j)->getMainJITDylib()), std::move(names));
+    REQUIRE_MESSAGE(static_cast<bool>(found), (found ? std::string() : text(found.takeError())));
+    std::int64_t sum = 0;
+    for (const auto& [name, sym] : *found) sum += t::as_function(sym.getAddress())(1);
+    CHECK(sum == std::int64_t{n} * 101 + std::int64_t{n} * (n - 1) / 2);
+    const auto s = mm->stats();
+    CHECK(s.live_allocations == n);
+    CHECK(s.failed_allocations == 0);
+    CHECK(t::maps_in(mm->slab().base, mm->slab().size).size() <= max_slab_maps);
+    CHECK(t::rwx_maps().empty());
+    }
+
   TEST_CASE("the byte limit fails the link with an llvm::Error, and the JIT goes on") {
     auto probe = make_manager();
     {
