@@ -14,6 +14,14 @@
 //   jitlink_small_modules_100k/xlamem_slab does the same 100,000 times with the slab alone.
 // The objects are compiled before timing; the JIT's construction is not timed.
 #include <benchmark/benchmark.h>
+#include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
+#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h>
+#include <llvm/ExecutionEngine/Orc/MemoryMapper.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Target/TargetMachine.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -24,16 +32,7 @@
 #include <string>
 #include <vector>
 
-#include <unistd.h>
-
-#include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
-#include <llvm/ExecutionEngine/Orc/CompileUtils.h>
-#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
-#include <llvm/ExecutionEngine/Orc/MapperJITLinkMemoryManager.h>
-#include <llvm/ExecutionEngine/Orc/MemoryMapper.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Target/TargetMachine.h>
-
+#include "jit_support.hpp"
 #include "jitlink_support.hpp"
 #include "xlamem/llvm/slab_jitlink_memory_manager.hpp"
 
@@ -68,12 +67,7 @@ std::vector<std::unique_ptr<llvm::MemoryBuffer>> compile(int count) {
     }
     auto obj = m->withModuleDo([&](auto& mod) {
       mod.setDataLayout((*tm)->createDataLayout());
-      const llvm::Triple& triple = (*tm)->getTargetTriple();
-      if constexpr (requires { mod.setTargetTriple(triple); }) {
-        mod.setTargetTriple(triple);  // LLVM 21 and later take a Triple
-      } else {
-        mod.setTargetTriple(triple.str());
-      }
+      t::set_target_triple(mod, (*tm)->getTargetTriple());
       return compiler(mod);
     });
     if (!obj) {
@@ -118,7 +112,8 @@ auto creator(kind k) {
             return std::move(*m);
           }
           case kind::slab:
-          case kind::slab_dual: break;
+          case kind::slab_dual:
+            break;
         }
         xlamem::slab_jitlink_options options;  // 512 MiB per stripe: room for 100,000 modules
         options.code_bytes = options.read_only_bytes = options.read_write_bytes = 512u << 20;
@@ -146,7 +141,8 @@ void load_1000(benchmark::State& state, kind k) {
       return;
     }
     auto names = std::make_unique<llvm::orc::SymbolLookupSet>();
-    for (int i = 0; i < modules; ++i) names->add((*jit)->mangleAndIntern("bump_" + std::to_string(i)));
+    for (int i = 0; i < modules; ++i)
+      names->add((*jit)->mangleAndIntern("bump_" + std::to_string(i)));
     state.ResumeTiming();
 
     for (const auto& o : objs) {
@@ -179,88 +175,116 @@ void load_1000(benchmark::State& state, kind k) {
     jit->reset();
     state.ResumeTiming();
   }
-  state.counters["time/module"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * modules,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["time/module"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * modules,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.counters["mappings"] = maps;
   state.counters["resident_bytes"] = resident;
   state.counters["rwx"] = rwx;
 }
 
+struct small_result {
+  int loaded = 0;
+  double maps_1000 = 0, maps_end = 0, resident = 0, rwx = 0;
+  std::string failure;
+};
+
+// Loads the small object `count` times, each copy in its own JITDylib; times only the loading
+// when `state` is given (the warm-up in main passes none).
+small_result load_small(kind k, int count, benchmark::State* state) {
+  const auto pause = [&] {
+    if (state != nullptr) state->PauseTiming();
+  };
+  const auto resume = [&] {
+    if (state != nullptr) state->ResumeTiming();
+  };
+  small_result out;
+  pause();
+  const std::size_t maps_before = maps_count();
+  const std::uint64_t resident_before = resident_bytes();
+  auto jit = t::make_jitlink_jit(creator(k));
+  if (!jit) {
+    out.failure = llvm::toString(jit.takeError());
+    resume();
+    return out;
+  }
+  auto& es = (*jit)->getExecutionSession();
+  es.setErrorReporter([&](llvm::Error e) {
+    if (out.failure.empty())
+      out.failure = llvm::toString(std::move(e));
+    else
+      llvm::consumeError(std::move(e));
+  });
+  const auto& obj = *objects()[0];
+  resume();
+  int i = 0;
+  for (; i < count; ++i) {
+    char dylib[24];  // not "m" + std::to_string(i): g++ 12 -O3 misreads it (-Wrestrict)
+    std::snprintf(dylib, sizeof dylib, "m%d", i);
+    auto jd = es.createJITDylib(dylib);
+    if (!jd) {
+      out.failure = llvm::toString(jd.takeError());
+      break;
+    }
+    if (auto err = (*jit)->addObjectFile(
+            *jd, llvm::MemoryBuffer::getMemBuffer(obj.getMemBufferRef(), false))) {
+      out.failure = llvm::toString(std::move(err));
+      break;
+    }
+    auto sym = (*jit)->lookup(*jd, "bump_0");
+    if (!sym) {
+      if (out.failure.empty())
+        out.failure = llvm::toString(sym.takeError());
+      else
+        llvm::consumeError(sym.takeError());
+      break;
+    }
+    if (i + 1 == 1000) out.maps_1000 = static_cast<double>(maps_count() - maps_before);
+  }
+  pause();
+  out.loaded = i;
+  out.maps_end = static_cast<double>(maps_count()) - static_cast<double>(maps_before);
+  out.resident = static_cast<double>(resident_bytes()) - static_cast<double>(resident_before);
+  out.rwx = static_cast<double>(t::rwx_maps().size());
+  jit->reset();
+  resume();
+  if (i == count) out.failure.clear();
+  return out;
+}
+
 void small_modules(benchmark::State& state, kind k) {
-  const auto& objs = objects();
-  if (objs.empty()) {
+  if (objects().empty()) {
     state.SkipWithError("could not compile the modules for the host");
     return;
   }
-  const int count = static_cast<int>(state.range(0));
-  double maps_1000 = 0, maps_end = 0, resident = 0, loaded = 0, rwx = 0;
+  small_result r;
   for (auto _ : state) {
-    state.PauseTiming();
-    const std::size_t maps_before = maps_count();
-    const std::uint64_t resident_before = resident_bytes();
-    auto jit = t::make_jitlink_jit(creator(k));
-    if (!jit) {
-      state.SkipWithError(llvm::toString(jit.takeError()).c_str());
-      return;
-    }
-    auto& es = (*jit)->getExecutionSession();
-    std::string failure;
-    es.setErrorReporter([&](llvm::Error e) {
-      if (failure.empty()) failure = llvm::toString(std::move(e));
-      else llvm::consumeError(std::move(e));
-    });
-    state.ResumeTiming();
-    int i = 0;
-    for (; i < count; ++i) {
-      char dylib[24];  // not "m" + std::to_string(i): g++ 12 -O3 misreads it (-Wrestrict)
-      std::snprintf(dylib, sizeof dylib, "m%d", i);
-      auto jd = es.createJITDylib(dylib);
-      if (!jd) {
-        failure = llvm::toString(jd.takeError());
-        break;
-      }
-      if (auto err = (*jit)->addObjectFile(
-              *jd, llvm::MemoryBuffer::getMemBuffer(objs[0]->getMemBufferRef(), false))) {
-        failure = llvm::toString(std::move(err));
-        break;
-      }
-      auto sym = (*jit)->lookup(*jd, "bump_0");
-      if (!sym) {
-        if (failure.empty()) failure = llvm::toString(sym.takeError());
-        else llvm::consumeError(sym.takeError());
-        break;
-      }
-      if (i + 1 == 1000) maps_1000 = static_cast<double>(maps_count() - maps_before);
-    }
-    state.PauseTiming();
-    loaded = i;
-    maps_end = static_cast<double>(maps_count()) - static_cast<double>(maps_before);
-    resident = static_cast<double>(resident_bytes()) - static_cast<double>(resident_before);
-    rwx = static_cast<double>(t::rwx_maps().size());
-    jit->reset();
-    state.ResumeTiming();
-    if (!failure.empty() && i < count) {
-      std::fprintf(stderr, "jitlink_small_modules: stopped after %d modules: %s\n", i,
-                   failure.c_str());
+    r = load_small(k, static_cast<int>(state.range(0)), &state);
+    if (!r.failure.empty()) {
+      std::fprintf(stderr, "jitlink_small_modules: stopped after %d modules: %s\n", r.loaded,
+                   r.failure.c_str());
     }
   }
-  state.counters["modules"] = loaded;
-  state.counters["mappings_at_1000"] = maps_1000;
-  state.counters["mappings_at_end"] = maps_end;
-  state.counters["resident_bytes"] = resident;
-  state.counters["rwx"] = rwx;
-  state.counters["time/module"] = benchmark::Counter(
-      static_cast<double>(state.iterations()) * loaded,
-      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["modules"] = r.loaded;
+  state.counters["mappings_at_1000"] = r.maps_1000;
+  state.counters["mappings_at_end"] = r.maps_end;
+  state.counters["resident_bytes"] = r.resident;
+  state.counters["rwx"] = r.rwx;
+  state.counters["time/module"] =
+      benchmark::Counter(static_cast<double>(state.iterations()) * r.loaded,
+                         benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 const char* name_of(kind k) {
   switch (k) {
-    case kind::in_process: return "llvm_InProcessMemoryManager";
-    case kind::mapper: return "llvm_MapperJITLinkMemoryManager";
-    case kind::slab: return "xlamem_slab";
-    case kind::slab_dual: break;
+    case kind::in_process:
+      return "llvm_InProcessMemoryManager";
+    case kind::mapper:
+      return "llvm_MapperJITLinkMemoryManager";
+    case kind::slab:
+      return "xlamem_slab";
+    case kind::slab_dual:
+      break;
   }
   return "xlamem_slab_dual";
 }
@@ -324,18 +348,10 @@ int main(int argc, char** argv) {
         ->Iterations(1)
         ->Unit(benchmark::kMillisecond);
   }
-  if (objects().size() == static_cast<std::size_t>(modules)) {  // warm LLVM up once
-    auto jit = t::make_jitlink_jit(creator(kind::in_process));
-    if (jit) {
-      for (int k = 0; k < 50; ++k) {
-        llvm::consumeError((*jit)->addObjectFile(
-            llvm::MemoryBuffer::getMemBuffer(objects()[k]->getMemBufferRef(), false)));
-        auto sym = (*jit)->lookup("bump_" + std::to_string(k));
-        if (!sym) llvm::consumeError(sym.takeError());
-      }
-    } else {
-      llvm::consumeError(jit.takeError());
-    }
+  // Warm LLVM and the heap up once, so that no measured run pays one-time costs: the first
+  // run of 20,000 JITDylibs would otherwise also grow the heap that later runs reuse.
+  if (objects().size() == static_cast<std::size_t>(modules)) {
+    (void)load_small(kind::slab, small > 0 ? static_cast<int>(small) : 20000, nullptr);
   }
   ratio_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);

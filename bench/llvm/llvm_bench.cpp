@@ -46,7 +46,7 @@ const std::vector<std::unique_ptr<llvm::MemoryBuffer>>& objects() {
     for (int k = 0; k < modules; ++k) {
       auto m = xlamem::test::make_module(ctx, k);
       m->setDataLayout((*tm)->createDataLayout());
-      m->setTargetTriple((*tm)->getTargetTriple().str());
+      xlamem::test::set_target_triple(*m, (*tm)->getTargetTriple());
       auto obj = compile(*m);
       if (!obj) {
         llvm::consumeError(obj.takeError());

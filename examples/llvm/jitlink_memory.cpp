@@ -3,11 +3,6 @@
 // memory manager, calls across them, removes one and loads it again into the freed memory, and
 // prints the manager's statistics.
 //   build-llvm19/examples/llvm/jitlink_memory
-#include <cstdint>
-#include <cstdio>
-#include <memory>
-#include <string>
-
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -15,6 +10,11 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
 
 #include "xlamem/llvm/slab_jitlink_memory_manager.hpp"
 
@@ -49,19 +49,21 @@ static llvm::Expected<llvm::orc::ThreadSafeModule> parse(const char* ir) {
   auto ctx = std::make_unique<llvm::LLVMContext>();
   llvm::SMDiagnostic diag;
   auto m = llvm::parseAssemblyString(ir, diag, *ctx);
-  if (!m) return llvm::make_error<llvm::StringError>(diag.getMessage(), llvm::inconvertibleErrorCode());
+  if (!m)
+    return llvm::make_error<llvm::StringError>(diag.getMessage(), llvm::inconvertibleErrorCode());
   return llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx));
 }
 
 static void print(const char* when, const xlamem::slab_jitlink_statistics& s) {
-  std::printf("%-22s reserved %llu MiB, committed %llu KiB, live %llu KiB, reused %llu KiB, "
-              "%llu live allocations, %llu mappings\n",
-              when, static_cast<unsigned long long>(s.reserved_bytes >> 20),
-              static_cast<unsigned long long>(s.committed_bytes >> 10),
-              static_cast<unsigned long long>(s.live_bytes >> 10),
-              static_cast<unsigned long long>(s.reused_bytes >> 10),
-              static_cast<unsigned long long>(s.live_allocations),
-              static_cast<unsigned long long>(s.mappings));
+  std::printf(
+      "%-22s reserved %llu MiB, committed %llu KiB, live %llu KiB, reused %llu KiB, "
+      "%llu live allocations, %llu mappings\n",
+      when, static_cast<unsigned long long>(s.reserved_bytes >> 20),
+      static_cast<unsigned long long>(s.committed_bytes >> 10),
+      static_cast<unsigned long long>(s.live_bytes >> 10),
+      static_cast<unsigned long long>(s.reused_bytes >> 10),
+      static_cast<unsigned long long>(s.live_allocations),
+      static_cast<unsigned long long>(s.mappings));
 }
 
 static int run() {
@@ -91,8 +93,8 @@ static int run() {
   auto counter = check(jit->lookup("counter")).toPtr<std::int64_t*>();
   const long long before = static_cast<long long>(*counter);
   const long long value = static_cast<long long>(prime(2));
-  std::printf("reloaded: prime(2) = %lld, counter %lld -> %lld (cleared on reuse)\n", value,
-              before, static_cast<long long>(*counter));
+  std::printf("reloaded: prime(2) = %lld, counter %lld -> %lld (cleared on reuse)\n", value, before,
+              static_cast<long long>(*counter));
   print("after reloading one:", mm->stats());
   return 0;
 }

@@ -125,10 +125,24 @@ llvm::LLVMContext& context_of(Context& tsc) {
   }
 }
 
-/// The address of a looked-up symbol, whatever the LLVM version returns.
+/// Sets `m`'s target triple: LLVM 22 takes an `llvm::Triple`, earlier versions its text.
+template <class Module>
+void set_target_triple(Module& m, const llvm::Triple& triple) {
+  if constexpr (requires { m.setTargetTriple(triple); }) {
+    m.setTargetTriple(triple);
+  } else {
+    m.setTargetTriple(triple.str());
+  }
+}
+
+/// The address of a looked-up symbol, whatever the LLVM version returns: a
+/// `JITEvaluatedSymbol` (14), an `ExecutorAddr`, or an `ExecutorSymbolDef` whose address is one
+/// (19, 22).
 template <class Symbol>
 std::uint64_t address_value(const Symbol& s) {
-  if constexpr (requires { s.getAddress(); }) {
+  if constexpr (requires { s.getAddress().getValue(); }) {
+    return static_cast<std::uint64_t>(s.getAddress().getValue());
+  } else if constexpr (requires { s.getAddress(); }) {
     return static_cast<std::uint64_t>(s.getAddress());
   } else {
     return static_cast<std::uint64_t>(s.getValue());

@@ -4,14 +4,6 @@
 // /proc/self/maps parsing.
 #pragma once
 
-#include <cstdint>
-#include <cstdio>
-#include <fstream>
-#include <memory>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
@@ -21,6 +13,14 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 namespace xlamem::test {
 
@@ -33,6 +33,19 @@ inline void init_native_jit() {
 constexpr std::int64_t jl_table_entry(int k, int i) { return std::int64_t{k} * 1000 + i * i + 3; }
 constexpr std::int64_t jl_bias(int k) { return std::int64_t{k} + 100; }
 
+/// `text` with every `{key}` replaced by its value.
+inline std::string fill(std::string text,
+                        const std::vector<std::pair<std::string, std::string>>& values) {
+  for (const auto& [key, value] : values) {
+    const std::string mark = "{" + key + "}";
+    for (auto at = text.find(mark); at != std::string::npos;
+         at = text.find(mark, at + value.size())) {
+      text.replace(at, mark.size(), value);
+    }
+  }
+  return text;
+}
+
 /// IR text of module k: a constant table `@table_k` ([8 x i64], .rodata), a zero counter
 /// `@counter_k` (.bss), a bias `@bias_k` (.data) and
 ///   i64 @lookup_k(i64 i) = table_k[i & 7]
@@ -40,40 +53,47 @@ constexpr std::int64_t jl_bias(int k) { return std::int64_t{k} + 100; }
 /// With `calls >= 0` also i64 @cross_k(i64 i) = @lookup_<calls>(i) + @lookup_k(i), a call into
 /// another module.
 inline std::string module_ir(int k, int calls = -1) {
-  const std::string n = std::to_string(k);
   std::string table;
   for (int i = 0; i < 8; ++i) {
     table += (i != 0 ? ", i64 " : "i64 ") + std::to_string(jl_table_entry(k, i));
   }
-  std::string ir =
-      "@table_" + n + " = internal constant [8 x i64] [" + table + "]\n" +
-      "@counter_" + n + " = global i64 0\n" +
-      "@bias_" + n + " = internal global i64 " + std::to_string(jl_bias(k)) + "\n" +
-      "define i64 @lookup_" + n + "(i64 %i) {\n"
-      "  %m = and i64 %i, 7\n"
-      "  %p = getelementptr inbounds [8 x i64], ptr @table_" + n + ", i64 0, i64 %m\n"
-      "  %v = load i64, ptr %p\n"
-      "  ret i64 %v\n"
-      "}\n"
-      "define i64 @bump_" + n + "(i64 %by) {\n"
-      "  %c = load i64, ptr @counter_" + n + "\n"
-      "  %s = add i64 %c, %by\n"
-      "  store i64 %s, ptr @counter_" + n + "\n"
-      "  %b = load i64, ptr @bias_" + n + "\n"
-      "  %r = add i64 %s, %b\n"
-      "  ret i64 %r\n"
-      "}\n";
+  std::string ir = R"(
+@table_{k} = internal constant [8 x i64] [{table}]
+@counter_{k} = global i64 0
+@bias_{k} = internal global i64 {bias}
+
+define i64 @lookup_{k}(i64 %i) {
+  %m = and i64 %i, 7
+  %p = getelementptr inbounds [8 x i64], ptr @table_{k}, i64 0, i64 %m
+  %v = load i64, ptr %p
+  ret i64 %v
+}
+
+define i64 @bump_{k}(i64 %by) {
+  %c = load i64, ptr @counter_{k}
+  %s = add i64 %c, %by
+  store i64 %s, ptr @counter_{k}
+  %b = load i64, ptr @bias_{k}
+  %r = add i64 %s, %b
+  ret i64 %r
+}
+)";
   if (calls >= 0) {
-    const std::string o = std::to_string(calls);
-    ir += "declare i64 @lookup_" + o + "(i64)\n"
-          "define i64 @cross_" + n + "(i64 %i) {\n"
-          "  %a = call i64 @lookup_" + o + "(i64 %i)\n"
-          "  %b = call i64 @lookup_" + n + "(i64 %i)\n"
-          "  %r = add i64 %a, %b\n"
-          "  ret i64 %r\n"
-          "}\n";
+    ir += R"(
+declare i64 @lookup_{other}(i64)
+
+define i64 @cross_{k}(i64 %i) {
+  %a = call i64 @lookup_{other}(i64 %i)
+  %b = call i64 @lookup_{k}(i64 %i)
+  %r = add i64 %a, %b
+  ret i64 %r
+}
+)";
   }
-  return ir;
+  return fill(std::move(ir), {{"k", std::to_string(k)},
+                              {"table", table},
+                              {"bias", std::to_string(jl_bias(k))},
+                              {"other", std::to_string(calls)}});
 }
 
 /// Parses `ir` into a module of its own context; the parser's message in the error.

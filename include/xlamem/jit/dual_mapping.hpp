@@ -25,9 +25,10 @@
 #include "xlamem/jit/page_mapper.hpp"
 
 #if defined(__linux__)
-#include <cerrno>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <cerrno>
 #endif
 
 namespace xlamem {
@@ -74,12 +75,11 @@ class dual_mapping {
                               std::to_string(page_size));
       }
       for (const auto& p : parts) {
-        if (!is_aligned(p.offset, page_size) || !is_aligned(p.size, page_size) ||
-            p.offset > size || p.size > size - p.offset) {
+        if (!is_aligned(p.offset, page_size) || !is_aligned(p.size, page_size) || p.offset > size ||
+            p.size > size - p.offset) {
           return make_error(errc::invalid_argument,
                             what + ": the part [" + std::to_string(p.offset) + ", +" +
-                                std::to_string(p.size) +
-                                ") is not whole pages inside the object");
+                                std::to_string(p.size) + ") is not whole pages inside the object");
         }
         if (is_write_and_execute(p.access)) {
           return make_error(errc::invalid_argument,
@@ -98,8 +98,8 @@ class dual_mapping {
       void* w = ::mmap(nullptr, m.size_, PROT_READ | PROT_WRITE, MAP_SHARED, m.fd_, 0);
       if (w == MAP_FAILED) return system_failure(what, "mmap of the writable view");
       m.write_ = static_cast<std::byte*>(w);
-      void* x = ::mmap(nullptr, m.size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                       -1, 0);
+      void* x =
+          ::mmap(nullptr, m.size_, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
       if (x == MAP_FAILED) return system_failure(what, "mmap of the executable view's range");
       m.exec_ = static_cast<std::byte*>(x);
       for (const auto& p : parts) {

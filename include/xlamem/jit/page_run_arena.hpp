@@ -87,12 +87,12 @@ class page_run_arena {
   [[nodiscard]] result<void> release(page_run run) noexcept {
     try {
       if (run.size == 0 || !is_aligned(run.offset, page_size_) ||
-          !is_aligned(run.size, page_size_) || run.offset < begin_ ||
-          run.offset > high_water_ || run.size > high_water_ - run.offset) {
-        return result<void>(errc::invalid_argument, "release of the page run " + describe(run) +
-                                                        ": not a run of this arena (used part " +
-                                                        describe(page_run{begin_, high_water_ - begin_}) +
-                                                        ")");
+          !is_aligned(run.size, page_size_) || run.offset < begin_ || run.offset > high_water_ ||
+          run.size > high_water_ - run.offset) {
+        return result<void>(errc::invalid_argument,
+                            "release of the page run " + describe(run) +
+                                ": not a run of this arena (used part " +
+                                describe(page_run{begin_, high_water_ - begin_}) + ")");
       }
       auto next = free_.lower_bound(run.offset);
       if (next != free_.end() && next->first < run.end()) return overlap(run);

@@ -38,6 +38,16 @@
 /// one of LLVM 22.
 #pragma once
 
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/JITLink/EHFrameSupport.h>
+#include <llvm/ExecutionEngine/JITLink/JITLink.h>
+#include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
+#include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/Orc/Shared/AllocationActions.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/Memory.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -49,16 +59,6 @@
 #include <unordered_map>
 #include <utility>
 #include <vector>
-
-#include <llvm/Config/llvm-config.h>
-#include <llvm/ExecutionEngine/JITLink/EHFrameSupport.h>
-#include <llvm/ExecutionEngine/JITLink/JITLink.h>
-#include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
-#include <llvm/ExecutionEngine/Orc/Core.h>
-#include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
-#include <llvm/ExecutionEngine/Orc/Shared/AllocationActions.h>
-#include <llvm/Support/Error.h>
-#include <llvm/Support/Memory.h>
 #if __has_include(<llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h>)
 #include <llvm/ExecutionEngine/Orc/EHFrameRegistrationPlugin.h>
 #define XLAMEM_DETAIL_EH_FRAME_PLUGIN_CREATE 1
@@ -108,13 +108,13 @@ struct slab_jitlink_statistics {
   std::uint64_t committed_bytes = 0;  ///< sum of the stripes' accessible high-water marks
   std::uint64_t live_bytes = 0;       ///< pages held by in-flight and finalized allocations
   std::uint64_t peak_live_bytes = 0;
-  std::uint64_t reused_bytes = 0;     ///< bytes ever served from freed runs
-  std::uint64_t mappings = 0;         ///< mappings the manager holds: 1, or 2 views when dual
-  std::uint64_t live_allocations = 0; ///< finalized allocations not yet deallocated
-  std::uint64_t allocations = 0;      ///< graphs allocated
+  std::uint64_t reused_bytes = 0;      ///< bytes ever served from freed runs
+  std::uint64_t mappings = 0;          ///< mappings the manager holds: 1, or 2 views when dual
+  std::uint64_t live_allocations = 0;  ///< finalized allocations not yet deallocated
+  std::uint64_t allocations = 0;       ///< graphs allocated
   std::uint64_t failed_allocations = 0;
   std::uint64_t deallocations = 0;
-  std::uint64_t protections = 0;      ///< protection changes asked of the page mapper
+  std::uint64_t protections = 0;                    ///< protection changes asked of the page mapper
   std::array<slab_stripe_statistics, 3> stripes{};  ///< by `allocation_purpose`
 
   [[nodiscard]] const slab_stripe_statistics& stripe(allocation_purpose p) const noexcept {
@@ -165,9 +165,12 @@ template <class Group>
 /// executable view from the start).
 [[nodiscard]] inline page_access stripe_access(allocation_purpose p) noexcept {
   switch (p) {
-    case allocation_purpose::code: return page_access::read_execute;
-    case allocation_purpose::read_only_data: return page_access::read;
-    case allocation_purpose::read_write_data: break;
+    case allocation_purpose::code:
+      return page_access::read_execute;
+    case allocation_purpose::read_only_data:
+      return page_access::read;
+    case allocation_purpose::read_write_data:
+      break;
   }
   return page_access::read_write;
 }
@@ -233,7 +236,8 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
 
   /// Runs each allocation's deallocation actions (last first), then frees its runs for reuse.
   /// Errors are joined and passed on; every allocation is freed even when one fails.
-  void deallocate(std::vector<FinalizedAlloc> allocs, OnDeallocatedFunction on_deallocated) override {
+  void deallocate(std::vector<FinalizedAlloc> allocs,
+                  OnDeallocatedFunction on_deallocated) override {
     llvm::Error err = llvm::Error::success();
     for (auto it = allocs.rbegin(); it != allocs.rend(); ++it) {
       const std::uint64_t id = it->release().getValue();
@@ -242,11 +246,12 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
         std::lock_guard<std::mutex> lock(mutex_);
         auto found = finalized_.find(id);
         if (found == finalized_.end()) {
-          err = llvm::joinErrors(std::move(err), detail::to_llvm_error(make_error(
-                                                     errc::not_found,
-                                                     "slab_jitlink_memory_manager: deallocate "
-                                                     "of allocation " + std::to_string(id) +
-                                                     ", which this manager does not hold")));
+          err = llvm::joinErrors(
+              std::move(err), detail::to_llvm_error(make_error(
+                                  errc::not_found,
+                                  "slab_jitlink_memory_manager: deallocate "
+                                  "of allocation " +
+                                      std::to_string(id) + ", which this manager does not hold")));
           continue;
         }
         record = std::move(found->second);
@@ -293,7 +298,8 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
   /// The part of `slab()` that holds stripe `p`.
   [[nodiscard]] page_block stripe(allocation_purpose p) const noexcept {
     const auto& a = stripes_[static_cast<std::size_t>(p)];
-    return {static_cast<std::byte*>(exec_base_) + a.begin(), static_cast<std::size_t>(a.capacity())};
+    return {static_cast<std::byte*>(exec_base_) + a.begin(),
+            static_cast<std::size_t>(a.capacity())};
   }
   [[nodiscard]] PageMapper& mapper() noexcept { return mapper_; }
 
@@ -345,13 +351,14 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     const char* names[] = {"code", "read-only", "read-write"};
     std::uint64_t offset = 0;
     for (std::size_t i = 0; i < 3; ++i) {
-      if (sizes[i] == 0 || !is_aligned(sizes[i], page_size_) ||
-          sizes[i] > options_.code_reach) {
-        return result<void>(errc::invalid_argument,
-                            std::string("the ") + names[i] + " stripe of " +
-                                std::to_string(sizes[i]) + " bytes must be a positive multiple "
-                                "of the page size " + std::to_string(page_size_) +
-                                " and at most the reach " + std::to_string(options_.code_reach));
+      if (sizes[i] == 0 || !is_aligned(sizes[i], page_size_) || sizes[i] > options_.code_reach) {
+        return result<void>(errc::invalid_argument, std::string("the ") + names[i] + " stripe of " +
+                                                        std::to_string(sizes[i]) +
+                                                        " bytes must be a positive multiple "
+                                                        "of the page size " +
+                                                        std::to_string(page_size_) +
+                                                        " and at most the reach " +
+                                                        std::to_string(options_.code_reach));
       }
       stripes_[i] = page_run_arena(offset, sizes[i], page_size_);
       committed_end_[i] = offset;
@@ -416,17 +423,18 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     for (auto& [group, segment] : layout.segments()) {
       const page_access access = detail::jitlink_access(group.getMemProt());
       if (is_write_and_execute(access)) {
-        return fail(errc::invalid_argument, name + ": a segment asks for writable and executable memory (" +
-                    to_string(access) + "), which this manager never maps (W^X)");
+        return fail(errc::invalid_argument,
+                    name + ": a segment asks for writable and executable memory (" +
+                        to_string(access) + "), which this manager never maps (W^X)");
       }
       if (segment.Alignment.value() > page_size_) {
-        return fail(errc::invalid_argument, name + ": a " + to_string(access) + " segment asks for alignment " +
-                    std::to_string(segment.Alignment.value()) + ", above the page size " +
-                    std::to_string(page_size_));
+        return fail(errc::invalid_argument,
+                    name + ": a " + to_string(access) + " segment asks for alignment " +
+                        std::to_string(segment.Alignment.value()) + ", above the page size " +
+                        std::to_string(page_size_));
       }
-      const std::uint64_t bytes =
-          align_up(static_cast<std::uint64_t>(segment.ContentSize) + segment.ZeroFillSize,
-                   page_size_);
+      const std::uint64_t bytes = align_up(
+          static_cast<std::uint64_t>(segment.ContentSize) + segment.ZeroFillSize, page_size_);
       segments.push_back({&segment, detail::stripe_for(access), access,
                           detail::jitlink_finalize_lifetime(group), bytes});
       total += bytes;
@@ -437,13 +445,14 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
       std::lock_guard<std::mutex> lock(mutex_);
       std::uint64_t live = 0;
       for (const auto& a : stripes_) live += a.live_bytes();
-      if (options_.byte_limit != 0 && total > options_.byte_limit - std::min(live, options_.byte_limit)) {
+      if (options_.byte_limit != 0 &&
+          total > options_.byte_limit - std::min(live, options_.byte_limit)) {
         ++failed_allocations_;
-        return detail::to_llvm_error(make_error(
-            errc::resource_exhausted,
-            "slab_jitlink_memory_manager: " + name + " needs " + std::to_string(total) +
-                " bytes, but " + std::to_string(live) + " of the " +
-                std::to_string(options_.byte_limit) + "-byte limit are live"));
+        return detail::to_llvm_error(
+            make_error(errc::resource_exhausted,
+                       "slab_jitlink_memory_manager: " + name + " needs " + std::to_string(total) +
+                           " bytes, but " + std::to_string(live) + " of the " +
+                           std::to_string(options_.byte_limit) + "-byte limit are live"));
       }
       for (const auto& w : segments) {
         if (w.bytes == 0) continue;
@@ -479,7 +488,8 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
         continue;
       }
       const auto& r = runs[next++];
-      if (r.run.reused) std::memset(write_at(r.run.offset), 0, static_cast<std::size_t>(r.run.size));
+      if (r.run.reused)
+        std::memset(write_at(r.run.offset), 0, static_cast<std::size_t>(r.run.size));
       w.segment->Addr = llvm::orc::ExecutorAddr::fromPtr(exec_at(r.run.offset));
       w.segment->WorkingMem = reinterpret_cast<char*>(write_at(r.run.offset));
     }
@@ -502,9 +512,9 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
         if (!p) {
           release_runs(runs);
           runs.clear();
-          return detail::to_llvm_error(p.error().with_context(
-              "slab_jitlink_memory_manager: finalizing link graph '" +
-              std::string(graph.getName()) + "'"));
+          return detail::to_llvm_error(
+              p.error().with_context("slab_jitlink_memory_manager: finalizing link graph '" +
+                                     std::string(graph.getName()) + "'"));
         }
         ++protections_;
       }
@@ -553,8 +563,7 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
     const auto& arena = stripes_[i];
     const std::uint64_t stripe_end = arena.begin() + arena.capacity();
     const std::uint64_t ahead = align_up(options_.commit_ahead_bytes, page_size_);
-    const std::uint64_t end =
-        std::min(stripe_end, std::max(run.end(), committed_end_[i] + ahead));
+    const std::uint64_t end = std::min(stripe_end, std::max(run.end(), committed_end_[i] + ahead));
     const page_run chunk{committed_end_[i], end - committed_end_[i]};
     auto p = mapper_.try_protect(block_of(chunk), page_access::read_write);
     if (!p) return p;
@@ -640,8 +649,9 @@ inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> finish_layer(
 /// version.
 template <class Manager>
 [[nodiscard]] auto object_linking_layer_creator(Manager& manager, bool register_eh_frames = true) {
-  return [&manager, register_eh_frames](llvm::orc::ExecutionSession& es, const auto&...)
-             -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+  return [&manager, register_eh_frames](
+             llvm::orc::ExecutionSession& es,
+             const auto&...) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
     return detail::finish_layer(std::make_unique<llvm::orc::ObjectLinkingLayer>(es, manager), es,
                                 register_eh_frames);
   };
@@ -651,9 +661,9 @@ template <class Manager>
 /// `std::unique_ptr<M>`) and owned by the layer, one per JIT.
 template <class Make>
 [[nodiscard]] auto owning_object_linking_layer_creator(Make make, bool register_eh_frames = true) {
-  return [make = std::move(make), register_eh_frames](llvm::orc::ExecutionSession& es,
-                                                      const auto&...) mutable
-             -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
+  return [make = std::move(make), register_eh_frames](
+             llvm::orc::ExecutionSession& es,
+             const auto&...) mutable -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
     auto made = make();
     if constexpr (requires { made.takeError(); }) {
       if (!made) return made.takeError();
