@@ -9,7 +9,8 @@ thousands are live at once (3,218 / 9,331 at the peak); sizes spread over eight 
 magnitude (median 16 / 18 KiB, 90th percentile 1.2 MB / 170 MB, largest 268 MB / 9.4 GB).
 
 Generated: horizon 1.5 n steps; starts uniform; 75 % of the buffers live 1-8 steps, 25 % live
-a log-uniform 16 .. horizon steps (cut at the horizon); log2(size) normal with mean 14 and deviation 6, clipped to
+a log-uniform 16 .. min(horizon, 100,000) steps (no real buffer lives longer than the longest
+real horizon, 92,494 steps; cut at the horizon); log2(size) normal with mean 14 and deviation 6, clipped to
 [2, 33]. Deterministic for a seed. Writes MiniMalloc's CSV (id,lower,upper,size) to stdout.
 Usage: gen_trace_like.py N [SEED] > out.csv
 """
@@ -24,7 +25,7 @@ def main():
     horizon = max(16, int(1.5 * n))
     out = sys.stdout
     out.write("id,lower,upper,size\n")
-    lo_long, hi_long = math.log(16), math.log(max(17, horizon))
+    lo_long, hi_long = math.log(16), math.log(max(17, min(horizon, 100000)))
     rows = []
     for i in range(n):
         start = rng.randrange(horizon)
