@@ -571,8 +571,11 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
   if (has_deadline) heuristic.deadline = deadline;
   out.solution = heuristic.place(p, g);
   if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
-  const auto conflicts = detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
-                                                 has_deadline ? std::optional(deadline) : std::nullopt);
+  // The edges are counted first, so that a problem over the limit allocates nothing for them.
+  const auto conflicts = g.edge_count() > search_edge_limit
+                             ? std::nullopt
+                             : detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
+                                                       has_deadline ? std::optional(deadline) : std::nullopt);
   if (!conflicts) {  // too large for the exact search, or out of time building it
     out.solution.offsets.clear();
     return finish(search_status::timed_out);
@@ -624,8 +627,11 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     out.status = search_status::feasible;
   }
   if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
-  const auto conflicts = detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
-                                                 has_deadline ? std::optional(deadline) : std::nullopt);
+  // The edges are counted first, so that a problem over the limit allocates nothing for them.
+  const auto conflicts = g.edge_count() > search_edge_limit
+                             ? std::nullopt
+                             : detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
+                                                       has_deadline ? std::optional(deadline) : std::nullopt);
   if (!conflicts) {  // too large for the exact search (or out of time): the heuristic's answer
     out.search_skipped = !has_deadline || clock::now() < deadline;
     return finish();
