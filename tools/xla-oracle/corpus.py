@@ -397,6 +397,14 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
 
     from concurrent.futures import ThreadPoolExecutor
 
+    def write_manifest():
+        for k in ("programs", "unavailable", "failed"):
+            manifest[k] = dict(sorted(manifest[k].items()))
+        with open(manifest_path + ".tmp", "w") as f:
+            json.dump(manifest, f, indent=2, sort_keys=True)
+            f.write("\n")
+        os.replace(manifest_path + ".tmp", manifest_path)
+
     status = 0
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as ex:
         for name, kind, what in ex.map(one, names):
@@ -413,11 +421,7 @@ def run_driver(out_root: str, only: list[str], groups: list[str], jobs: int) -> 
                       file=sys.stderr, flush=True)
                 if kind == "failed":
                     status = 1
-    for k in ("programs", "unavailable", "failed"):
-        manifest[k] = dict(sorted(manifest[k].items()))
-    with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=2, sort_keys=True)
-        f.write("\n")
+            write_manifest()  # after every program, so an interrupted run keeps what it made
     return status
 
 

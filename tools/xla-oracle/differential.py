@@ -56,6 +56,67 @@ def allocation_figures(ba_text: str) -> dict[str, int]:
             "temp_size_in_bytes": temp}
 
 
+_ALLOC = re.compile(r"^allocation \d+: size \d+(.*):$")
+_VALUE = re.compile(r"^ value: <\d+ (\S+) @\d+> \(size=\d+,offset=\d+\): (.*)$")
+
+
+def _kind(flags: str) -> str:
+    for k, tag in (("preallocated-temp", "temp"), ("constant", "constant"), ("thread-local", "thread-local")):
+        if f", {k}" in flags:
+            return tag
+    p, o = ", parameter " in flags, ", maybe-live-out" in flags
+    return "parameter+output" if p and o else "parameter" if p else "output" if o else "other"
+
+
+def xla_value_kinds(ba_text: str) -> dict[str, tuple[str, str]]:
+    """value name (without an empty {}) -> (kind of XLA's allocation holding it, its shape)."""
+    out, kind = {}, None
+    for line in ba_text.splitlines():
+        m = _ALLOC.match(line)
+        if m:
+            kind = _kind(m.group(1))
+            continue
+        v = _VALUE.match(line)
+        if v and kind:
+            out[v.group(1).removesuffix("{}")] = (kind, v.group(2))
+    return out
+
+
+def our_value_kinds(plan: dict) -> dict[str, str]:
+    out = {}
+    for a in plan["allocations"]:
+        if a["is_preallocated_temp"]:
+            k = "temp"
+        elif a["is_constant"]:
+            k = "constant"
+        elif a["is_thread_local"]:
+            k = "thread-local"
+        else:
+            p, o = a["is_entry_parameter"], a["maybe_live_out"]
+            k = "parameter+output" if p and o else "parameter" if p else "output" if o else "other"
+        for v in a["values"]:
+            out[v["name"].removesuffix("{}")] = k
+    return out
+
+
+def kind_differences(ba_text: str, plan: dict, hlo_ops: dict[str, str]) -> str:
+    """Values that XLA and xlamem put in different kinds of allocation, e.g. a value XLA keeps
+    in the temp allocation that xlamem lets share a live-out buffer."""
+    theirs, ours = xla_value_kinds(ba_text), our_value_kinds(plan)
+    diffs = []
+    # Only values both sides have: XLA has no value of its own for a loop body's parameter (a
+    # position of the while's value) where xlamem's SSA dataflow may.
+    for n in sorted(set(theirs) & set(ours)):
+        t, o = theirs[n], ours[n]
+        if t[0] != o:
+            op = hlo_ops.get(n.split("{")[0], "?")
+            diffs.append(f"{n} ({op} {t[1]}): XLA {t[0]}, ours {o}".replace("  ", " "))
+    if not diffs:
+        return ""
+    return f"; {len(diffs)} value(s) in another kind of allocation: " + "; ".join(diffs[:6]) + (
+        " ..." if len(diffs) > 6 else "")
+
+
 def xla_live_ranges(text: str) -> set[str]:
     out, inside = set(), False
     for line in text.splitlines():
@@ -137,6 +198,15 @@ def measure(tool: str, corpus: str, version: str, name: str, entry: dict) -> dic
 
     cons = [f"{k}: memory_analysis {ma[k]:,}, allocation blocks {alloc[k]:,}"
             for k in alloc if ma and ma.get(k) != alloc[k]]
+    if "total_allocation_bytes" in ma:  # JAX 0.12's CompiledMemoryStats has it; 0.10's does not
+        with open(stem + "-buffer-assignment.txt") as f:
+            heads = re.findall(r"^allocation \d+: size (\d+)(.*):$", f.read(), re.M)
+        every = sum(int(a) for a, _ in heads)
+        tl = sum(int(a) for a, fl in heads if ", thread-local" in fl)
+        t = ma["total_allocation_bytes"]
+        if t != every:
+            why = f" = all allocations {every:,} - thread-local {tl:,}" if t == every - tl else ""
+            cons.append(f"total_allocation_bytes {t:,}, sum of all allocation blocks {every:,}{why}")
     res["props"]["xla_consistent"] = not cons
     if cons:
         res["causes"]["xla_consistent"] = {"class": "accounting", "detail": "; ".join(cons)}
@@ -174,9 +244,16 @@ def measure(tool: str, corpus: str, version: str, name: str, entry: dict) -> dic
 
     xt, ot, dt = ref["temp_size_in_bytes"], sx["temp_size_in_bytes"], sd["temp_size_in_bytes"]
     res["props"]["temp_xla"] = ot == xt
+    with open(hlo) as f:
+        ops = opcodes(f.read())
+    with open(stem + "-buffer-assignment.txt") as f:
+        kinds = kind_differences(f.read(), x, ops)
+    if bad:
+        res["causes"]["bytes"]["detail"] += kinds
     if ot != xt:
         pct = f" ({100.0 * (ot - xt) / xt:+.2f} %)" if xt else ""
-        res["causes"]["temp_xla"] = {"class": "planning", "detail": f"--solver xla temp {ot:,}, XLA {xt:,}{pct}"}
+        res["causes"]["temp_xla"] = {"class": "planning",
+                                     "detail": f"--solver xla temp {ot:,}, XLA {xt:,}{pct}" + kinds}
     res["props"]["temp_default"] = dt <= xt
     if dt > xt:
         res["causes"]["temp_default"] = {"class": "planning",
@@ -193,8 +270,6 @@ def measure(tool: str, corpus: str, version: str, name: str, entry: dict) -> dic
     else:
         res["props"]["live_ranges"] = ours == theirs
         if ours != theirs:
-            with open(hlo) as f:
-                ops = opcodes(f.read())
             only_x = sorted(theirs - ours)
             only_o = sorted(ours - theirs)
             by_name_x = {s.rsplit(":", 1)[0]: s.rsplit(":", 1)[1] for s in only_x}
@@ -273,6 +348,7 @@ def _pattern(c: dict) -> str:
     d = re.sub(r"\S+\.txt:\d+:\d+: ", "", d)
     d = re.sub(r" \| at: .*$", "", d)
     if c["class"] in ("planning", "accounting") or d.startswith(("--solver", "default-solver")):
+        d = d.split("; ")[0] if c["class"] == "planning" else d
         d = re.sub(r"[-+]?[\d,]+(\.\d+)?", "N", d)
     if c["class"] == "dataflow" and "differ:" in d:
         d = "live ranges differ"

@@ -40,7 +40,11 @@ python="${PYTHON:-$(ls -d "$(pyenv root 2>/dev/null || echo /root/.pyenv)"/versi
 
 # The libraries the programs import, installed one by one so that one that cannot be installed
 # with this JAX is recorded (the program is then "unavailable" in the manifest), not fatal.
-JAX_LIBS=(flax dm-haiku equinox optax numpyro diffrax jax-md mujoco-mjx brax keras keras-hub)
+# keras-hub: its tensorflow-text requirement sends pip's resolver into a backtracking search
+# over tensorflow releases that did not end in 20 minutes; the backbones need neither, so it is
+# installed without dependencies plus the ones its import needs.
+JAX_LIBS=(flax dm-haiku equinox optax numpyro diffrax jax-md mujoco-mjx brax keras)
+KERAS_HUB=(keras-hub==0.32.0 kagglehub regex rich absl-py packaging tokenizers)
 
 if [ ! -x "$venv/bin/python" ]; then "$python" -m venv "$venv"; fi
 if [ "$kind" = jax ]; then
@@ -52,6 +56,11 @@ if [ "$kind" = jax ]; then
     "$venv/bin/pip" install --quiet -c "$venv/constraints.txt" "$lib" >"$venv/install-$lib.log" 2>&1 \
       || echo "generate-corpus.sh: $lib does not install with jax $version (see $venv/install-$lib.log)" >&2
   done
+  if ! "$venv/bin/pip" show --quiet keras-hub >/dev/null 2>&1; then
+    "$venv/bin/pip" install --quiet -c "$venv/constraints.txt" --no-deps "${KERAS_HUB[0]}" \
+      && "$venv/bin/pip" install --quiet -c "$venv/constraints.txt" "${KERAS_HUB[@]:1}" \
+      || echo "generate-corpus.sh: keras-hub does not install with jax $version" >&2
+  fi
 else
   "$venv/bin/pip" show --quiet tensorflow-cpu >/dev/null 2>&1 || "$venv/bin/pip" install --quiet "tensorflow-cpu==$version"
 fi
@@ -62,7 +71,8 @@ start=$(date +%s)
 echo "generate-corpus.sh: $tag compiled in $(( $(date +%s) - start )) s" >&2
 if [ "$pack" = 1 ]; then
   mkdir -p "$root/test/data/xla-corpus"
-  "$venv/bin/python" "$here/corpus.py" --pack "$work/$tag" --archive "$root/test/data/xla-corpus/$tag.tar.xz"
+  # Packed by the system python3: the archive bytes depend on liblzma, not on JAX.
+  python3 "$here/corpus.py" --pack "$work/$tag" --archive "$root/test/data/xla-corpus/$tag.tar.xz"
   cp "$work/$tag/manifest.json" "$root/test/data/xla-corpus/$tag.manifest.json"
   ls -l "$root/test/data/xla-corpus/$tag.tar.xz"
 fi

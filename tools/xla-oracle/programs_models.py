@@ -487,11 +487,12 @@ def keras_hub_gemma_forward():
 
 @program("models", needs=("keras", "keras_hub"))
 def keras_hub_resnet_forward():
-    """keras-hub ResNetBackbone (basic blocks, narrow stages) forward on 32x32 images."""
+    """keras-hub ResNetBackbone (basic blocks, two stages of one block; keras-hub requires 64
+    filters in the first stage) forward on 32x32 images."""
     import keras_hub
 
-    model = keras_hub.models.ResNetBackbone(input_conv_filters=[16], input_conv_kernel_sizes=[3],
-                                            stackwise_num_filters=[16, 32], stackwise_num_blocks=[1, 1],
+    model = keras_hub.models.ResNetBackbone(input_conv_filters=[64], input_conv_kernel_sizes=[3],
+                                            stackwise_num_filters=[64, 64], stackwise_num_blocks=[1, 1],
                                             stackwise_num_strides=[1, 2], block_type="basic_block",
                                             image_shape=(32, 32, 3))
     tv, ntv = _keras_stateless(model)
