@@ -109,14 +109,15 @@ class generator {
     for (std::size_t k = 0; k < params.size(); ++k) emit(params[k], "parameter(" + std::to_string(k) + ")");
     const int steps = f_.ConsumeIntegralInRange(1, depth == 0 ? 10 : 5);
     for (int step = 0; step < steps && f_.remaining_bytes() > 0; ++step) {
-      auto pick = [&]() -> value& { return vals[f_.ConsumeIntegralInRange<std::size_t>(0, vals.size() - 1)]; };
+      // A copy: `emit` appends to `vals`, which would leave a reference dangling.
+      auto pick = [&]() -> value { return vals[f_.ConsumeIntegralInRange<std::size_t>(0, vals.size() - 1)]; };
       const int op = vals.empty() ? 0 : f_.ConsumeIntegralInRange(0, 13);
       switch (op) {
         case 0: emit(array(), "constant(0)"); break;
         case 1: {  // elementwise
-          value& a = pick();
+          const value a = pick();
           if (a.shape.tuple) break;
-          const value& b = pick();
+          const value b = pick();
           if (!b.shape.tuple && b.shape.text == a.shape.text) emit(a.shape, "add(" + a.name + ", " + b.name + ")");
           else emit(a.shape, "negate(" + a.name + ")");
           break;
@@ -128,7 +129,7 @@ class generator {
           t.text = "(";
           std::string ops;
           for (int k = 0; k < n; ++k) {
-            const value& e = pick();
+            const value e = pick();
             t.elements.push_back(e.shape);
             t.text += (k ? ", " : "") + e.shape.text;
             ops += (k ? ", " : "") + e.name;
@@ -138,7 +139,7 @@ class generator {
           break;
         }
         case 3: {  // get-tuple-element, or its compact form as an operand
-          const value& t = pick();
+          const value t = pick();
           if (!t.shape.tuple) break;
           const auto k = f_.ConsumeIntegralInRange<std::size_t>(0, t.shape.elements.size() - 1);
           const gen_shape e = t.shape.elements[k];
@@ -147,12 +148,12 @@ class generator {
           break;
         }
         case 4: {  // copy or bitcast
-          const value& a = pick();
+          const value a = pick();
           emit(a.shape, (f_.ConsumeBool() || a.shape.tuple ? "copy(" : "bitcast(") + a.name + ")");
           break;
         }
         case 5: {  // copy-start / copy-done
-          const value& a = pick();
+          const value a = pick();
           if (a.shape.tuple) break;
           gen_shape cs{"(" + a.shape.text + ", " + a.shape.text + ", u32[])", {a.shape, a.shape, {"u32[]", {}, false}}, true};
           const auto s = emit(cs, "copy-start(" + a.name + ")");
@@ -160,13 +161,13 @@ class generator {
           break;
         }
         case 6: {  // in-place dynamic-update-slice
-          const value& a = pick();
+          const value a = pick();
           if (a.shape.tuple) break;
           emit(a.shape, "dynamic-update-slice(" + a.name + ", " + a.name + ")");
           break;
         }
         case 7: {  // custom-call updating operand 0 in place
-          const value& a = pick();
+          const value a = pick();
           emit(a.shape, "custom-call(" + a.name + "), custom_call_target=\"fuzz\", output_to_operand_aliasing={{}: (0, {})}");
           break;
         }
@@ -177,7 +178,7 @@ class generator {
           std::string ops;
           const int n = f_.ConsumeIntegralInRange(1, 3);
           for (int k = 0; k < n; ++k) {
-            const value& a = pick();
+            const value a = pick();
             ps.push_back(a.shape);
             ops += (k ? ", " : "") + a.name;
           }
@@ -192,7 +193,7 @@ class generator {
         }
         case 10: {  // while
           if (depth >= 3) break;
-          const value& init = pick();
+          const value init = pick();
           const gen_shape s = init.shape;
           callees_ += computation("body", {s}, &s, depth + 1, false);
           const std::string body_name = last_name_;
@@ -207,7 +208,7 @@ class generator {
           const gen_shape out = shape(1);
           std::string ops, names;
           for (int k = 0; k < branches; ++k) {
-            const value& a = pick();
+            const value a = pick();
             callees_ += computation("branch", {a.shape}, &out, depth + 1, false);
             ops += ", " + a.name;
             names += (k ? ", " : "") + last_name_;
@@ -225,7 +226,7 @@ class generator {
           break;
         }
         default: {  // broadcast / reshape to a new array shape
-          const value& a = pick();
+          const value a = pick();
           if (a.shape.tuple) break;
           emit(array(), (f_.ConsumeBool() ? "broadcast(" : "reshape(") + a.name + ")");
           break;

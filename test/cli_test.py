@@ -171,15 +171,15 @@ def reliability_checks():
         "duplicate id", what="pack: duplicate ids")
 
     chain = ["HloModule chain\n"]
-    depth = 10000
+    depth = 100000  # 10^5: the worklist dataflow and no recursion per call level
     for k in range(depth, 0, -1):
-        call = f"call(n), to_apply=c{k + 1}" if k < depth else "copy(n)"
+        call = f"call(p), to_apply=c{k + 1}" if k < depth else "copy(n)"
         chain.append(f"c{k} {{\n  p = f32[8]{{0}} parameter(0)\n  n = f32[8]{{0}} negate(p)\n"
                      f"  ROOT r = f32[8]{{0}} {call}\n}}\n")
     chain.append("ENTRY main {\n  p0 = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} call(p0), to_apply=c1\n}\n")
     chain_file = write("chain.hlo", "".join(chain))
     p = run(["plan", chain_file, "--solver", "xla"])
-    check("CompiledMemoryStats(" in p.stdout, "plan: a call chain of 10^4 computations is planned")
+    check("CompiledMemoryStats(" in p.stdout, "plan: a call chain of 10^5 computations is planned")
     run(["propagate", chain_file, "--json"])
 
 

@@ -1366,3 +1366,29 @@ ENTRY %e (p: f32[8]) -> f32[8] {
     CHECK(!hlo::parse_shape("f32[2]{0:D(X)}"));
   }
 }
+
+TEST_SUITE("hlo/dataflow/combined") {
+  TEST_CASE("XLA:GPU combined all-gather-start: element {0, k} is operand k, {1, k} new values") {
+    const auto m = parse_ok(R"(HloModule combined
+
+ENTRY e {
+  a = f32[4]{0} parameter(0)
+  b = f32[8]{0} parameter(1)
+  ags = ((f32[4]{0}, f32[8]{0}), (f32[16]{0}, f32[32]{0})) all-gather-start(a, b), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}
+  ROOT agd = (f32[16]{0}, f32[32]{0}) all-gather-done(ags)
+}
+)");
+    auto a = dataflow_analysis<hlo::module>::run(m, dataflow_options{false, true});
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    const auto ags = find(m, "e", "ags");
+    const auto pa = find(m, "e", "a");
+    const auto pb = find(m, "e", "b");
+    CHECK(a->value_set(ags, {0, 0}) == a->value_set(pa, {}));
+    CHECK(a->value_set(ags, {0, 1}) == a->value_set(pb, {}));
+    CHECK(a->value_defined_at(ags, {1, 0}).has_value());
+    CHECK(a->value_defined_at(ags, {1, 1}).has_value());
+    const auto agd = find(m, "e", "agd");
+    CHECK(a->value_set(agd, {1}) == a->value_set(ags, {1, 1}));
+    CHECK(!a->value_defined_at(agd, {0}).has_value());
+  }
+}
