@@ -108,7 +108,8 @@ class generator {
     };
     for (std::size_t k = 0; k < params.size(); ++k) emit(params[k], "parameter(" + std::to_string(k) + ")");
     const int steps = f_.ConsumeIntegralInRange(1, depth == 0 ? 10 : 5);
-    for (int step = 0; step < steps && f_.remaining_bytes() > 0; ++step) {
+    // Bounded text: the module stays small, so each execution stays fast.
+    for (int step = 0; step < steps && f_.remaining_bytes() > 0 && callees_.size() + body.size() < 20000; ++step) {
       // A copy: `emit` appends to `vals`, which would leave a reference dangling.
       auto pick = [&]() -> value { return vals[f_.ConsumeIntegralInRange<std::size_t>(0, vals.size() - 1)]; };
       const int op = vals.empty() ? 0 : f_.ConsumeIntegralInRange(0, 13);
@@ -135,6 +136,7 @@ class generator {
             ops += (k ? ", " : "") + e.name;
           }
           t.text += ")";
+          if (t.text.size() > 400) break;  // nested tuples of tuples grow exponentially: bound them
           emit(t, "tuple(" + ops + ")");
           break;
         }

@@ -205,12 +205,27 @@ class dataflow_analysis {
   }
 
   /// Pre-order position of `index` among instruction `n`'s subshapes.
+  /// Constant time per index component (a tuple of 10^4 elements must not make every lookup
+  /// linear); a graph whose pre-order does not list children as 0, 1, ... falls back to a scan.
   [[nodiscard]] std::optional<std::size_t> find_index(std::size_t n, const shape_index& index) const {
-    const auto& idx = instrs_[n].indices;
-    for (std::size_t k = 0; k < idx.size(); ++k) {
-      if (idx[k] == index) return k;
+    const auto& d = instrs_[n];
+    const auto& idx = d.indices;
+    auto scan = [&]() -> std::optional<std::size_t> {
+      for (std::size_t k = 0; k < idx.size(); ++k) {
+        if (idx[k] == index) return k;
+      }
+      return std::nullopt;
+    };
+    if (d.child_begin.empty()) return scan();
+    std::size_t pos = 0;
+    for (const auto x : index) {
+      const std::size_t b = d.child_begin[pos], e = d.child_begin[pos + 1];
+      if (x < 0 || static_cast<std::uint64_t>(x) >= e - b) return std::nullopt;
+      const std::size_t c = d.child_list[b + static_cast<std::size_t>(x)];
+      if (idx[c].back() != x) return scan();
+      pos = c;
     }
-    return std::nullopt;
+    return pos;
   }
 
  private:
@@ -228,7 +243,32 @@ class dataflow_analysis {
     std::vector<std::size_t> callees;            // dense computation number per sem.calls entry
     std::vector<value_id> defined;               // per subshape: value defined there, or no_value
     std::vector<std::vector<value_id>> sets;     // per subshape: sorted value set
+    std::vector<std::uint32_t> child_begin;      // per subshape + 1: its children in child_list
+    std::vector<std::uint32_t> child_list;       // children positions, node by node, in order
   };
+
+  /// Fills the child table of `d` from its pre-order indices; leaves it empty (find_index then
+  /// scans) when the indices are not a pre-order tree.
+  static void index_children(instr_data& d) {
+    const std::size_t np = d.indices.size();
+    std::vector<std::uint32_t> parent(np, 0);
+    std::vector<std::uint32_t> begin(np + 1, 0);
+    std::vector<std::uint32_t> path{0};
+    for (std::size_t p = 1; p < np; ++p) {
+      const std::size_t depth = d.indices[p].size();
+      if (depth == 0 || depth > path.size()) return;
+      path.resize(depth);
+      parent[p] = path[depth - 1];
+      ++begin[parent[p] + 1];
+      path.push_back(static_cast<std::uint32_t>(p));
+    }
+    for (std::size_t p = 0; p < np; ++p) begin[p + 1] += begin[p];
+    std::vector<std::uint32_t> list(np == 0 ? 0 : np - 1);
+    std::vector<std::uint32_t> cursor(begin.begin(), begin.end() - 1);
+    for (std::size_t p = 1; p < np; ++p) list[cursor[parent[p]]++] = static_cast<std::uint32_t>(p);
+    d.child_begin = std::move(begin);
+    d.child_list = std::move(list);
+  }
   struct comp_data {
     computation_type handle;
     std::vector<std::size_t> params;
@@ -364,6 +404,7 @@ class dataflow_analysis {
         d.infos.push_back(info);
       });
       if (d.indices.empty() || !d.indices.front().empty()) return bad(describe(n) + " has no root subshape {}");
+      index_children(d);
       d.defined.assign(d.indices.size(), no_value);
       d.sets.assign(d.indices.size(), {});
       for (const auto& f : d.sem.forwards) {
@@ -463,11 +504,9 @@ class dataflow_analysis {
         const auto& od = instrs_[d.operands[o]];
         for (std::size_t k = 0; k < od.indices.size(); ++k) {
           if (!may_use(d, o, od.indices[k])) continue;
-          for (auto v : od.sets[k]) {
-            auto& uses = values_[v].uses;
-            use u{d.handle, o, od.indices[k]};
-            if (std::find(uses.begin(), uses.end(), u) == uses.end()) uses.push_back(std::move(u));
-          }
+          // (instruction, operand, index) is distinct for each (n, o, k) and a value set holds
+          // each value once, so no use repeats: no search (quadratic for a value with 10^5 uses).
+          for (auto v : od.sets[k]) values_[v].uses.push_back(use{d.handle, o, od.indices[k]});
         }
       }
     }
