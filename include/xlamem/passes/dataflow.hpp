@@ -26,7 +26,7 @@
 /// graph's own (`dense_graph`) or one assigned here (then handles must be hashable).
 /// Cost: a worklist over instructions (an instruction is revisited only when a value set it
 /// reads from grows), so near-linear in the module: O(subshapes x value-set size x growths);
-/// a call chain of 10^5 computations takes well under a second.
+/// a call chain of 10^5 computations takes about a second.
 /// The analysis stays valid while the graph's structure (not its layouts) is unchanged; for a
 /// `dense_graph`, `number(handle)` asks the graph, which must then still exist.
 #pragma once
