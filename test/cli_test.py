@@ -301,11 +301,80 @@ def main():
 
     consistency(hlo, csv, intervals, broken, bad)
     diagnosis(hlo)
+    reliability_checks()
 
     print(f"cli: {len(failures)} failed")
     for f in failures:
         print("\n--- " + f)
     return 1 if failures else 0
+
+
+def reliability_checks():
+    """Issue 21: hostile inputs get exit status 3 and a message naming the file and place."""
+    def bad(args, *needles, what):
+        p = run(args, expect_code=3)
+        for n in needles:
+            check(n in p.stderr, f"{what}: stderr names {n!r}")
+        check(len(p.stderr) < 4000, f"{what}: the message is bounded ({len(p.stderr)} bytes)")
+        return p
+
+    def module(body):
+        return "HloModule m\n\nENTRY e {\n" + body + "}\n"
+
+    shape = "f32[]"
+    for _ in range(20000):
+        shape = "f32[]{:P(" + shape + ")}"
+    nested = write("nested.hlo", module(f"  ROOT p = {shape} parameter(0)\n"))
+    for sub in ["plan", "propagate"]:
+        bad([sub, nested], "nested.hlo:4:", "nests too deeply", what=f"{sub}: nested physical shapes")
+
+    huge = write("huge.hlo", module("  ROOT huge = f32[4611686018427387904] parameter(0)\n"))
+    bad(["plan", huge], "huge.hlo:4:", "'huge'", "2^60", what="plan: a 2^64-byte shape")
+
+    temps = "".join(f"  t{k} = u8[1152921504606846976] broadcast(p)\n" for k in range(16))
+    outs = ", ".join("u8[1152921504606846976]" for _ in range(16))
+    names = ", ".join(f"t{k}" for k in range(16))
+    big = write("sum.hlo", module("  p = u8[8] parameter(0)\n" + temps + f"  ROOT r = ({outs}) tuple({names})\n"))
+    bad(["plan", big], "sum.hlo:5:", "'t0'", "sum to more than", what="plan: 16 buffers of 2^60 bytes")
+    csv = write("sum.csv", "id,lower,upper,size\n" + "".join(f"{k},0,2,1152921504606846976\n" for k in range(16)))
+    bad(["pack", csv], "sum.csv:2:", "2^60", what="pack: sizes summing above 2^60")
+
+    alias = write("alias.hlo", module("  p = f32[4] parameter(0)\n  ROOT c = f32[4] custom-call(p), "
+                                      "custom_call_target=\"x\", output_to_operand_aliasing={{}: (0 {})}\n"))
+    bad(["plan", alias], "alias.hlo:5:", "expected ','", what="plan: malformed output_to_operand_aliasing")
+
+    for sub, arg in [("reduce", WORK), ("plan", WORK), ("pack", WORK), ("propagate", WORK)]:
+        bad([sub, arg], "is a directory", what=f"{sub}: a directory")
+    if os.path.exists("/dev/zero"):
+        for sub in ["reduce", "plan", "pack", "propagate"]:
+            bad([sub, "/dev/zero"], "/dev/zero: is not a regular file", what=f"{sub}: /dev/zero")
+
+    bad(["reduce", write("bigid.csv", "id,first,last\n100000000,0,1\n")], "bigid.csv:", "id 0 is missing",
+        what="reduce: one huge id")
+    bad(["reduce", write("maxlast.csv", "id,first,last\n0,0,9223372036854775807\n")], "maxlast.csv:2:5:",
+        "out of range", what="reduce: last = INT64_MAX")
+    bad(["reduce", write("norows.csv", "id,first,last\n")], "norows.csv:1:1:", "no primitives",
+        what="reduce: no rows")
+
+    token = "q" * 5_000_000
+    bad(["plan", write("token.hlo", module(f"  ROOT p = f32[] {token}(0)\n"))], "token.hlo:4:", "unknown opcode",
+        what="plan: a 5 MB token")
+
+    run(["pack", write("bom.csv", "\ufeffid,lower,upper,size\n0,0,2,8\n1,1,3,8\n")])
+    bad(["pack", write("dup.csv", "id,lower,upper,size\na,0,2,8\nb,1,3,8\na,2,4,8\n")], "dup.csv:4:1:",
+        "duplicate id", what="pack: duplicate ids")
+
+    chain = ["HloModule chain\n"]
+    depth = 100000  # 10^5: the worklist dataflow and no recursion per call level
+    for k in range(depth, 0, -1):
+        call = f"call(p), to_apply=c{k + 1}" if k < depth else "copy(n)"
+        chain.append(f"c{k} {{\n  p = f32[8]{{0}} parameter(0)\n  n = f32[8]{{0}} negate(p)\n"
+                     f"  ROOT r = f32[8]{{0}} {call}\n}}\n")
+    chain.append("ENTRY main {\n  p0 = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} call(p0), to_apply=c1\n}\n")
+    chain_file = write("chain.hlo", "".join(chain))
+    p = run(["plan", chain_file, "--solver", "xla"])
+    check("CompiledMemoryStats(" in p.stdout, "plan: a call chain of 10^5 computations is planned")
+    run(["propagate", chain_file, "--json"])
 
 
 if __name__ == "__main__":

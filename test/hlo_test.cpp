@@ -1237,3 +1237,158 @@ ENTRY e {
 
 template class xlamem::dataflow_analysis<xlamem::test::archetype::graph>;
 template class xlamem::dataflow_analysis<xlamem::test::archetype::mutable_graph>;
+
+// ---------------------------------------------------------------------------------------------
+// Issue 15 item 1: grammar forms of newer XLA (xla/hlo/parser/hlo_parser.cc and its tests).
+TEST_SUITE("hlo/reader/grammar") {
+  TEST_CASE("compact get-tuple-element operands become get-tuple-element instructions") {
+    // What JAX >= 0.11 dumps: no get-tuple-element lines, operands `%name#N`.
+    const auto m = parse_ok(R"(HloModule compact, is_scheduled=true
+
+%body (s: (s32[], f32[4])) -> (s32[], f32[4]) {
+  %s = (s32[], f32[4]{0}) parameter(0)
+  %one = s32[] constant(1)
+  %i = s32[] add(s32[] %s#0, s32[] %one)
+  %x = f32[4]{0} negate(f32[4]{0} %s#1)
+  ROOT %t = (s32[], f32[4]{0}) tuple(s32[] %i, f32[4]{0} %x)
+}
+
+%cond (s: (s32[], f32[4])) -> pred[] {
+  %s = (s32[], f32[4]{0}) parameter(0)
+  %n = s32[] constant(10)
+  ROOT %lt = pred[] compare(%s#0, %n), direction=LT
+}
+
+ENTRY %main (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  %z = s32[] constant(0)
+  %init = (s32[], f32[4]{0}) tuple(%z, %p)
+  %w = (s32[], f32[4]{0}) while(%init), condition=%cond, body=%body
+  %nest = ((s32[], f32[4]{0}), f32[4]{0}) tuple(%w, %p)
+  %a = f32[4]{0} add(f32[4]{0} %w#1, %nest#0#1)
+  ROOT %r = f32[4]{0} multiply(%a, %w#1)
+}
+)");
+    // One get-tuple-element per (tuple, index), shared by every use, just before its first user.
+    const auto& body = m[*m.find_computation("body")];
+    REQUIRE(body.instructions.size() == 7);
+    const auto s0 = find(m, "body", "s_gte0");
+    const auto s1 = find(m, "body", "s_gte1");
+    CHECK(m[s0].opcode == hlo::opcodes::get_tuple_element);
+    CHECK(m[s0].tuple_index == 0);
+    CHECK(m[s0].operands == std::vector<hlo::instruction_id>{find(m, "body", "s")});
+    CHECK(hlo::to_string(m[s1].shape) == "f32[4]{0}");
+    CHECK(m[find(m, "body", "i")].operands[0] == s0);
+    CHECK(body.instructions[2] == s0);  // after %s and %one, before %i
+    CHECK(body.instructions[3] == find(m, "body", "i"));
+    const auto w1 = find(m, "main", "w_gte1");
+    CHECK(m[find(m, "main", "a")].operands[0] == w1);
+    CHECK(m[find(m, "main", "r")].operands[1] == w1);  // shared, not a second GTE
+    // A chain `%nest#0#1`: the inner get-tuple-element reads the outer one.
+    const auto n0 = find(m, "main", "nest_gte0");
+    const auto n01 = find(m, "main", "nest_gte0_gte1");
+    CHECK(m[n01].operands[0] == n0);
+    CHECK(m[find(m, "main", "a")].operands[1] == n01);
+    // Printed with explicit get-tuple-elements, it reads back to the same text; the dataflow
+    // analysis sees what it sees in the long form.
+    const std::string printed = hlo::to_string(m);
+    const auto again = parse_ok(printed, "printed");
+    CHECK(hlo::to_string(again) == printed);
+    auto a = dataflow_analysis<hlo::module>::run(m, dataflow_options{false, true});
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    auto b = dataflow_analysis<hlo::module>::run(again, dataflow_options{false, true});
+    REQUIRE(b.has_value());
+    CHECK(a->values().size() == b->values().size());
+    const auto& set = a->value_set(w1, {});
+    REQUIRE(set.size() == 1);
+    CHECK(a->get(set[0]).is_phi);
+  }
+
+  TEST_CASE("compact get-tuple-element: bad index, non-tuple operand, missing index, name clash") {
+    auto err = [](std::string_view body) {
+      auto r = hlo::parse_module("HloModule m\nENTRY e {\n" + std::string(body) + "}\n", "c.hlo");
+      REQUIRE(!r.has_value());
+      return r.error().message();
+    };
+    CHECK(err("  p = (f32[], s32[]) parameter(0)\n  ROOT n = f32[] negate(p#2)\n").find("c.hlo:4:") != std::string::npos);
+    CHECK(err("  p = (f32[], s32[]) parameter(0)\n  ROOT n = f32[] negate(p#2)\n").find("out of range") != std::string::npos);
+    CHECK(err("  p = f32[] parameter(0)\n  ROOT n = f32[] negate(p#0)\n").find("out of range for shape 'f32[]'") !=
+          std::string::npos);
+    CHECK(err("  p = (f32[]) parameter(0)\n  ROOT n = f32[] negate(p#)\n").find("expected a tuple index after '#'") !=
+          std::string::npos);
+    const auto m = parse_ok("HloModule m\nENTRY e {\n  p = (f32[], s32[]) parameter(0)\n"
+                            "  p_gte0 = f32[] constant(1)\n  ROOT n = f32[] add(p#0, p_gte0)\n}\n");
+    const auto g = find(m, "e", "p_gte0.1");
+    CHECK(m[g].opcode == hlo::opcodes::get_tuple_element);
+    CHECK(m[find(m, "e", "n")].operands == std::vector<hlo::instruction_id>{g, find(m, "e", "p_gte0")});
+  }
+
+  TEST_CASE("iota and mesh replica groups, iota tile assignments: kept verbatim") {
+    const auto m = parse_ok(R"(HloModule spmd, num_partitions=4
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %e (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0), sharding={devices=[2,2]<=[4] last_tile_dim_replicate}
+  %ar = f32[8]{0} all-reduce(f32[8]{0} %p), channel_id=1, replica_groups=mesh['data'=2,'model'=2]{'data'}, use_global_device_ids=true, to_apply=%add
+  %b = f32[8]{0} all-reduce(%ar), replica_groups=[2,4]<=[8], to_apply=%add
+  %c = f32[8]{0} all-reduce(%b), replica_groups=[2,4]<=[4,2]T(1,0), to_apply=%add
+  ROOT %d = f32[32]{0} all-gather(%c), channel_id=2, replica_groups=mesh['a'=2,'b'=2] {'a','b'}, dimensions={0}, use_global_device_ids=true
+}
+)");
+    // JAX 0.12 prints mesh groups with a space before the axis list.
+    CHECK(*m[find(m, "e", "d")].find_attribute("replica_groups") == "mesh['a'=2,'b'=2] {'a','b'}");
+    CHECK(*m[find(m, "e", "d")].find_attribute("dimensions") == "{0}");
+    CHECK(*m[find(m, "e", "ar")].find_attribute("replica_groups") == "mesh['data'=2,'model'=2]{'data'}");
+    CHECK(*m[find(m, "e", "ar")].find_attribute("use_global_device_ids") == "true");
+    CHECK(*m[find(m, "e", "b")].find_attribute("replica_groups") == "[2,4]<=[8]");
+    CHECK(*m[find(m, "e", "c")].find_attribute("replica_groups") == "[2,4]<=[4,2]T(1,0)");
+    CHECK(*m[find(m, "e", "p")].find_attribute("sharding") == "{devices=[2,2]<=[4] last_tile_dim_replicate}");
+    CHECK(hlo::to_string(parse_ok(hlo::to_string(m))) == hlo::to_string(m));
+  }
+
+  TEST_CASE("buffer shapes b(...) and sparse dim level types D(...) read and print back") {
+    const auto m = parse_ok("HloModule m\nENTRY e {\n  p = b(f32[4]{0}) parameter(0)\n"
+                            "  q = f32[4,4]{1,0:D(D,C+)} parameter(1)\n  ROOT t = (b(f32[4]{0}), f32[4,4]{1,0:D(D,C+)}) "
+                            "tuple(b(f32[4]{0}) p, q)\n}\n");
+    const auto& p = shape_of(m, "e", "p");
+    CHECK(p.is_buffer);
+    CHECK(p.byte_size() == 16);
+    CHECK(hlo::to_string(p) == "b(f32[4]{0})");
+    CHECK(shape_of(m, "e", "q").layout.dim_level_types == "D,C+");
+    CHECK(hlo::to_string(shape_of(m, "e", "q")) == "f32[4,4]{1,0:D(D,C+)}");
+    CHECK(hlo::to_string(parse_ok(hlo::to_string(m))) == hlo::to_string(m));
+    CHECK(!hlo::parse_shape("b((f32[]))"));
+    CHECK(!hlo::parse_shape("f32[2]{0:D(X)}"));
+  }
+}
+
+TEST_SUITE("hlo/dataflow/combined") {
+  TEST_CASE("XLA:GPU combined all-gather-start: element {0, k} is operand k, {1, k} new values") {
+    const auto m = parse_ok(R"(HloModule combined
+
+ENTRY e {
+  a = f32[4]{0} parameter(0)
+  b = f32[8]{0} parameter(1)
+  ags = ((f32[4]{0}, f32[8]{0}), (f32[16]{0}, f32[32]{0})) all-gather-start(a, b), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}
+  ROOT agd = (f32[16]{0}, f32[32]{0}) all-gather-done(ags)
+}
+)");
+    auto a = dataflow_analysis<hlo::module>::run(m, dataflow_options{false, true});
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    const auto ags = find(m, "e", "ags");
+    const auto pa = find(m, "e", "a");
+    const auto pb = find(m, "e", "b");
+    CHECK(a->value_set(ags, {0, 0}) == a->value_set(pa, {}));
+    CHECK(a->value_set(ags, {0, 1}) == a->value_set(pb, {}));
+    CHECK(a->value_defined_at(ags, {1, 0}).has_value());
+    CHECK(a->value_defined_at(ags, {1, 1}).has_value());
+    const auto agd = find(m, "e", "agd");
+    CHECK(a->value_set(agd, {1}) == a->value_set(ags, {1, 1}));
+    CHECK(!a->value_defined_at(agd, {0}).has_value());
+  }
+}

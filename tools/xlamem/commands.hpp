@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "xlamem/error.hpp"
+#include "xlamem/io/input_file.hpp"
 
 namespace xlamem::cli {
 
@@ -40,21 +41,10 @@ inline int fail(std::string_view command, std::string_view message) {
 /// The same for a library error: its message (which names the place), without the code.
 inline int fail(std::string_view command, const error& e) { return fail(command, e.message()); }
 
-/// The text of `file`, or of standard input for `-`. Errors name the file.
+/// The text of `file`, or of standard input for `-`, through the library's bounded reader
+/// (regular files only, at most `input_limits::max_bytes`). Errors name the file.
 inline result<std::string> read_input(const std::string& file) {
-  std::FILE* f = file == "-" ? stdin : std::fopen(file.c_str(), "rb");
-  if (f == nullptr) return error(errc::not_found, file + ": cannot open the file");
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t got = std::fread(buf, 1, sizeof buf, f);
-    text.append(buf, got);
-    if (got < sizeof buf) break;
-  }
-  const bool bad = std::ferror(f) != 0;
-  if (f != stdin) std::fclose(f);
-  if (bad) return error(errc::unavailable, file + ": read error");
-  return text;
+  return file == "-" ? read_standard_input() : read_input_file(file);
 }
 
 /// How a file is named in messages: `<stdin>` for `-`.

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "xlamem/io/memory_terms_csv.hpp"
 #include "xlamem/memory_terms/memory_terms.hpp"
 
 namespace xlamem::cli {
@@ -30,86 +31,6 @@ struct reduce_options {
   bool json = false;
 };
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-/// Reads `id,first,last` rows; ids must be 0..N-1, each once. Errors name file:line:column.
-result<std::vector<term_interval>> read_intervals_csv(const std::string& file) {
-  std::ifstream opened;
-  if (file != "-") opened.open(file);
-  std::istream& in = file == "-" ? std::cin : opened;
-  const std::string path = display_name(file);
-  if (!in) return error(errc::not_found, path + ": cannot open the file");
-  std::vector<std::optional<term_interval>> rows;
-  std::vector<std::int64_t> row_line;
-  std::string line;
-  bool seen_row = false;
-  for (std::int64_t line_no = 1; std::getline(in, line); ++line_no) {
-    const std::string_view text = trim(line);
-    if (text.empty() || text.front() == '#') continue;
-    if (!seen_row && text.substr(0, 2) == "id") {  // header
-      seen_row = true;
-      continue;
-    }
-    seen_row = true;
-    if (const auto commas = std::count(line.begin(), line.end(), ','); commas != 2) {
-      return error(errc::parse_error, fmt::format("{}:{}:1: expected 3 columns id,first,last, found {}",
-                                                  path, line_no, commas + 1));
-    }
-    std::int64_t values[3] = {0, 0, 0};
-    std::size_t pos = 0;
-    for (int field = 0; field < 3; ++field) {
-      const std::size_t end = field < 2 ? line.find(',', pos) : line.size();
-      const auto where = [&](std::size_t col) { return fmt::format("{}:{}:{}", path, line_no, col + 1); };
-      if (end == std::string::npos) {
-        return error(errc::parse_error, where(line.size()) + ": expected 3 columns id,first,last");
-      }
-      const std::string_view raw = std::string_view(line).substr(pos, end - pos);
-      const std::string_view cell = trim(raw);
-      const std::size_t col = pos + static_cast<std::size_t>(cell.data() - raw.data());
-      const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), values[field]);
-      if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size()) {
-        static constexpr const char* names[] = {"id", "first", "last"};
-        return error(errc::parse_error, where(col) + ": " + names[field] + " '" + std::string(cell) +
-                                            "' is not a 64-bit integer");
-      }
-      pos = end + 1;
-    }
-    const auto [id, first, last] = std::tuple(values[0], values[1], values[2]);
-    if (id < 0 || id > 100'000'000) {
-      return error(errc::parse_error, fmt::format("{}:{}:1: id {} is out of range", path, line_no, id));
-    }
-    if (first <= last && first < 0) {
-      return error(errc::parse_error,
-                   fmt::format("{}:{}: interval [{}, {}] starts before time 0", path, line_no, first, last));
-    }
-    if (static_cast<std::size_t>(id) >= rows.size()) {
-      rows.resize(static_cast<std::size_t>(id) + 1);
-      row_line.resize(static_cast<std::size_t>(id) + 1, 0);
-    }
-    if (rows[static_cast<std::size_t>(id)]) {
-      return error(errc::parse_error, fmt::format("{}:{}:1: id {} repeats line {}", path, line_no, id,
-                                                  row_line[static_cast<std::size_t>(id)]));
-    }
-    rows[static_cast<std::size_t>(id)] = term_interval{first, last};
-    row_line[static_cast<std::size_t>(id)] = line_no;
-  }
-  std::vector<term_interval> out;
-  out.reserve(rows.size());
-  for (std::size_t id = 0; id < rows.size(); ++id) {
-    if (!rows[id]) {
-      return error(errc::parse_error,
-                   fmt::format("{}: ids must be 0..{} with none missing; id {} is missing", path,
-                               rows.size() - 1, id));
-    }
-    out.push_back(*rows[id]);
-  }
-  return out;
-}
-
 template <class Policy>
 result<memory_term_reduction> run(const std::vector<term_interval>& intervals, std::int64_t num_lives,
                                   std::int64_t max_iterations) {
@@ -121,7 +42,9 @@ result<memory_term_reduction> run(const std::vector<term_interval>& intervals, s
 }
 
 int run_reduce(const reduce_options& opt) {
-  auto intervals = read_intervals_csv(opt.file);
+  auto text = read_input(opt.file);
+  if (!text) return fail("reduce", text.error());
+  auto intervals = read_memory_terms_csv(*text, display_name(opt.file));
   if (!intervals) return fail("reduce", intervals.error());
   std::int64_t num_lives = 0;  // as auto-sharding: the last valid end + 1
   for (const auto& iv : *intervals) {

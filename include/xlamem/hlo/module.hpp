@@ -365,7 +365,15 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
     if (n >= 1) s.forwards.push_back({{1}, 0, {}});
   } else if (op == opcodes::send || op == opcodes::all_gather_start ||
              op == opcodes::collective_permute_start) {
-    if (n >= 1 && in.shape.is_tuple() && !in.shape.elements.empty()) s.forwards.push_back({{0}, 0, {}});
+    // Element {0} is the operand; XLA:GPU's combined collectives take several operands and
+    // print `((a, b), (a', b'))`: element {0, k} is operand k (HloDataflowAnalysis).
+    const bool combined = n > 1 && in.shape.is_tuple() && !in.shape.elements.empty() &&
+                          in.shape.elements[0].is_tuple() && in.shape.elements[0].elements.size() == n;
+    if (combined) {
+      for (std::size_t k = 0; k < n; ++k) s.forwards.push_back({{0, static_cast<std::int64_t>(k)}, k, {}});
+    } else if (n >= 1 && in.shape.is_tuple() && !in.shape.elements.empty()) {
+      s.forwards.push_back({{0}, 0, {}});
+    }
   } else if (op == opcodes::async_start) {
     // ((operands...), output, context): element {0, k} is operand k.
     if (in.shape.is_tuple() && !in.shape.elements.empty() && in.shape.elements[0].is_tuple()) {

@@ -24,12 +24,16 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <new>
 #include <utility>
 #include <vector>
 
+#include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/hlo/shape.hpp"
+#include "xlamem/io/input_file.hpp"
 
 namespace xlamem::hlo {
 
@@ -64,10 +68,13 @@ class hlo_parser {
 
  private:
   static constexpr int max_nesting = 256;
+  static constexpr int max_shape_depth = 64;
 
   struct pending_operand {
     std::string_view name;
     std::size_t pos;
+    std::uint32_t gte_begin = 0;  // compact GTE `%t#1#0`: indices gte_path_[begin, begin + count)
+    std::uint32_t gte_count = 0;
   };
   struct pending_call {
     instruction_id instr;
@@ -87,8 +94,11 @@ class hlo_parser {
   std::vector<pending_call> pending_calls_;
   std::unordered_map<std::string_view, computation_id> comp_by_name_;
   std::vector<pending_operand> ops_;
+  std::vector<std::int64_t> gte_path_;
+  std::unordered_set<std::string> names_taken_;  // names given to materialised GTEs  // indices of compact GTE operands, flat; reused
   std::unordered_map<std::string_view, instruction_id> names_;  // of the computation being read
   std::vector<std::uint32_t> ops_begin_;
+  std::uint64_t total_bytes_ = 0;  // sum of every instruction's subshape sizes so far
   shape scratch_;  // operand and signature shapes are checked, then dropped: reuse the storage
 
   shape& scratch() {
@@ -98,10 +108,12 @@ class hlo_parser {
     scratch_.has_layout = false;
     scratch_.layout = layout{};
     scratch_.elements.clear();
+    scratch_.is_buffer = false;
     return scratch_;
   }
 
   // ---- diagnostics ----
+  static std::string quoted(std::string_view token) { return quote_token(token); }
   std::string location(std::size_t at) const {
     at = std::min(at, s_.size());
     std::size_t line = 1, line_start = 0;
@@ -122,19 +134,11 @@ class hlo_parser {
     std::size_t e = at;
     if (is_name_char(s_[e]) || s_[e] == '%') {
       ++e;
-      while (e < s_.size() && e - at < 40 && is_name_char(s_[e])) ++e;
+      while (e < s_.size() && e - at <= max_quoted_chars && is_name_char(s_[e])) ++e;
     } else {
       ++e;
     }
-    std::string out = "'";
-    for (std::size_t k = at; k < e; ++k) {
-      const char c = s_[k];
-      if (c == '\n') out += "\\n";
-      else if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) >= 127) out += '?';
-      else out += c;
-    }
-    out += "'";
-    return out;
+    return quote_token(s_.substr(at, e - at));
   }
   bool fail(std::size_t at, const std::string& msg) {
     if (!err_) err_ = make_error(errc::parse_error, location(at) + ": " + msg);
@@ -262,25 +266,35 @@ class hlo_parser {
         continue;
       }
       if (c == '(' || c == '[' || c == '{') {
-        if (depth == max_nesting) return fail(p_, "brackets nest too deeply in attribute '" + std::string(key) + "'");
+        if (depth == max_nesting) return fail(p_, "brackets nest too deeply in attribute " + quoted(key));
         stack[depth++] = c == '(' ? ')' : c == '[' ? ']' : '}';
       } else if (c == ')' || c == ']' || c == '}') {
         if (depth == 0) break;
         if (stack[depth - 1] != c) {
-          return fail(p_, std::string("unbalanced brackets in attribute '") + std::string(key) + "': expected '" +
+          return fail(p_, "unbalanced brackets in attribute " + quoted(key) + ": expected '" +
                               stack[depth - 1] + "', found '" + c + "'");
         }
         --depth;
       } else if (depth == 0 && (c == ',' || is_space(c))) {
+        // Mesh replica groups print a space inside the value: `mesh['i'=4] {'i'}` (XLA with
+        // SPMD meshes). A '{' after blanks never starts anything else, so it continues the value.
+        if (c == ' ' && p_ > b && s_[p_ - 1] == ']') {
+          std::size_t q = p_;
+          while (q < n && (s_[q] == ' ' || s_[q] == '\t')) ++q;
+          if (q < n && s_[q] == '{') {
+            p_ = q;
+            continue;
+          }
+        }
         break;
       }
       ++p_;
     }
     if (depth != 0) {
-      return fail(b, "unbalanced brackets in attribute '" + std::string(key) + "': missing '" + stack[depth - 1] +
+      return fail(b, "unbalanced brackets in attribute " + quoted(key) + ": missing '" + stack[depth - 1] +
                          "' before end of input");
     }
-    if (p_ == b) return fail(b, "expected a value for attribute '" + std::string(key) + "', found " + found(b));
+    if (p_ == b) return fail(b, "expected a value for attribute " + quoted(key) + ", found " + found(b));
     out = s_.substr(b, p_ - b);
     return true;
   }
@@ -288,8 +302,18 @@ class hlo_parser {
   // ---- shapes ----
   bool parse_shape(shape& out, int depth) {
     if (!ws()) return false;
-    if (depth > 64) return fail(p_, "shape nests too deeply");
+    if (depth > max_shape_depth) {
+      return fail(p_, "shape nests too deeply (more than " + std::to_string(max_shape_depth) +
+                          " levels of tuples and physical shapes)");
+    }
     const std::size_t b = p_;
+    if (peek() == 'b' && p_ + 1 < s_.size() && s_[p_ + 1] == '(') {  // buffer shape b(f32[4]{0})
+      p_ += 2;
+      if (!parse_shape(out, depth + 1)) return false;
+      if (out.is_tuple() || out.is_buffer) return fail(b, "a buffer shape b(...) holds an array shape");
+      out.is_buffer = true;
+      return expect(')', "to close the buffer shape b(...)");
+    }
     if (peek() == '(') {
       ++p_;
       out.type = element_type::tuple;
@@ -311,7 +335,7 @@ class hlo_parser {
     const std::string_view tn = s_.substr(p_, q - p_);
     if (tn.empty()) return fail(b, "expected a shape, found " + found(b));
     const auto t = element_type_from_name(tn);
-    if (!t) return fail(b, "unknown element type '" + std::string(tn) + "'");
+    if (!t) return fail(b, "unknown element type " + quoted(tn));
     out.type = *t;
     p_ = q;
     if (!expect('[', "after the element type")) return false;
@@ -358,7 +382,7 @@ class hlo_parser {
       while (q2 < s_.size() && is_space(s_[q2])) ++q2;
       if (q2 < s_.size() && (is_digit(s_[q2]) || s_[q2] == ':' || s_[q2] == '}')) {
         ++p_;
-        return parse_layout(out, b);
+        return parse_layout(out, b, depth);
       }
     }
     p_ = save;
@@ -369,7 +393,7 @@ class hlo_parser {
     return expect('(', what) && integer(v, what) && expect(')', what);
   }
 
-  bool parse_layout(shape& out, std::size_t shape_pos) {
+  bool parse_layout(shape& out, std::size_t shape_pos, int depth) {
     layout& l = out.layout;
     out.has_layout = true;
     if (!ws()) return false;
@@ -396,7 +420,30 @@ class hlo_parser {
         const char c = peek();
         const std::size_t at = p_;
         if (c == '}') break;
-        if (c == 'T') {
+        if (c == 'D') {  // dim level types of sparse layouts: D(D,C+,S~,H)
+          ++p_;
+          if (!expect('(', "after D in layout") || !ws()) return false;
+          const std::size_t db = p_;
+          for (;;) {
+            if (!ws()) return false;
+            const char t = peek();
+            if (t != 'D' && t != 'C' && t != 'S' && t != 'H') {
+              return fail(p_, "expected a dim level type (D, C, S or H) in layout, found " + found(p_));
+            }
+            ++p_;
+            if (peek() == '+') ++p_;
+            if (peek() == '~') ++p_;
+            if (!ws()) return false;
+            if (peek() == ',') {
+              ++p_;
+              continue;
+            }
+            if (peek() != ')') return fail(p_, "expected ',' or ')' in D(...), found " + found(p_));
+            break;
+          }
+          l.dim_level_types = std::string(s_.substr(db, p_ - db));
+          ++p_;
+        } else if (c == 'T') {
           ++p_;
           if (!ws()) return false;
           if (peek() != '(') return fail(p_, "expected '(' after T in layout, found " + found(p_));
@@ -460,7 +507,8 @@ class hlo_parser {
           if (!expect('(', "after P")) return false;
           const std::size_t pb = p_;
           shape phys;
-          if (!parse_shape(phys, 1)) return false;
+          // One depth budget across nested physical shapes: each P(...) counts as a level.
+          if (!parse_shape(phys, depth + 1)) return false;
           const std::size_t pe = p_;
           if (!expect(')', "after the physical shape")) return false;
           std::string_view txt = s_.substr(pb, pe - pb);
@@ -470,7 +518,7 @@ class hlo_parser {
           ++p_;
           if (!small_int_in_parens(l.dynamic_metadata_prefix_bytes, "in M(...)")) return false;
         } else {
-          return fail(at, "expected a layout part (T, L, #, *, E, S, SC, P, M) or '}', found " + found(at));
+          return fail(at, "expected a layout part (D, T, L, #, *, E, S, SC, P, M) or '}', found " + found(at));
         }
       }
     }
@@ -499,6 +547,49 @@ class hlo_parser {
       if (more == list_step::more) continue;
       return more == list_step::closed;
     }
+  }
+
+  /// `{{out}: (operand, {in}), ...}`, strictly: a malformed list is an error here, not an
+  /// attribute the analyses would silently read as empty.
+  bool output_to_operand_aliasing() {
+    if (!expect('{', "to open output_to_operand_aliasing") || !ws()) return false;
+    if (peek() == '}') return ++p_, true;
+    for (;;) {
+      shape_index out, in;
+      std::int64_t operand = 0;
+      if (!parse_shape_index(out) || !expect(':', "after the output index in output_to_operand_aliasing") ||
+          !expect('(', "before the operand number in output_to_operand_aliasing")) {
+        return false;
+      }
+      const std::size_t np = p_;
+      if (!integer(operand, "as operand number") || !expect(',', "after the operand number in output_to_operand_aliasing") ||
+          !parse_shape_index(in) || !expect(')', "to close an output_to_operand_aliasing pair") || !ws()) {
+        return false;
+      }
+      if (operand < 0) return fail(np, "negative operand number in output_to_operand_aliasing");
+      const auto more = list_next('}', "output_to_operand_aliasing");
+      if (more == list_step::more) continue;
+      return more == list_step::closed;
+    }
+  }
+
+  /// Every subshape of an instruction's shape has a byte size that fits, and the module's sizes
+  /// sum to at most `max_total_bytes`: so every later sum of sizes, offsets and padding fits.
+  bool check_sizes(const shape& sh, std::string_view instr, std::size_t at) {
+    bool ok = true;
+    for_each_subshape(sh, [&](const shape_index&, const shape& sub) {
+      if (!ok) return;
+      const auto bytes = sub.checked_byte_size();
+      if (!bytes || *bytes > max_total_bytes) {
+        ok = fail(at, "instruction " + quoted(instr) + ": shape " + quoted(to_string(sub)) +
+                          " is larger than the limit of 2^60 bytes");
+        return;
+      }
+      if (!checked_accumulate(total_bytes_, *bytes, max_total_bytes)) {
+        ok = fail(at, "instruction " + quoted(instr) + ": the module's buffers sum to more than the limit of 2^60 bytes");
+      }
+    });
+    return ok;
   }
 
   // ---- module header ----
@@ -669,7 +760,7 @@ class hlo_parser {
     if (nm.empty()) return fail(np, "expected a computation name, found " + found(np));
     const auto cid = static_cast<computation_id>(m_.computations.size());
     if (!comp_by_name_.emplace(nm, cid).second) {
-      return fail(np, "duplicate computation name '" + std::string(nm) + "' (first defined at " +
+      return fail(np, "duplicate computation name " + quoted(nm) + " (first defined at " +
                           location(comp_pos_[index_of(comp_by_name_[nm])]) + ")");
     }
     c.name = std::string(nm);
@@ -707,7 +798,7 @@ class hlo_parser {
       if (!expect('=', "after an attribute name") || !ws() || !scan_value(v, key)) return false;
       c.attributes.push_back({std::string(key), std::string(v)});
     }
-    if (!expect('{', ("to open computation '" + c.name + "'").c_str())) return false;
+    if (!expect('{', ("to open computation " + quoted(c.name)).c_str())) return false;
     const std::size_t open = p_ - 1;
     m_.computations.push_back(std::move(c));
     comp_pos_.push_back(np);
@@ -722,7 +813,7 @@ class hlo_parser {
     for (;;) {
       if (!ws()) return false;
       if (at_end()) {
-        return fail(p_, "unexpected end of input: computation '" + std::string(nm) + "' opened at " +
+        return fail(p_, "unexpected end of input: computation " + quoted(nm) + " opened at " +
                             location(open) + " is not closed (expected '}')");
       }
       if (peek() == '}') {
@@ -749,12 +840,14 @@ class hlo_parser {
     if (nm.empty()) return fail(np, "expected an instruction name or '}', found " + found(np));
     const auto id = static_cast<instruction_id>(m_.instructions.size());
     if (!by_name.emplace(nm, id).second) {
-      return fail(np, "duplicate instruction name '" + std::string(nm) + "' (first defined at " +
+      return fail(np, "duplicate instruction name " + quoted(nm) + " (first defined at " +
                           location(instr_pos_[index_of(by_name[nm])]) + ")");
     }
     in.name = std::string(nm);
-    if (!expect('=', ("after instruction name '" + in.name + "'").c_str())) return false;
-    if (!parse_shape(in.shape, 0) || !ws()) return false;
+    if (!expect('=', ("after instruction name " + quoted(in.name)).c_str())) return false;
+    if (!ws()) return false;
+    const std::size_t shape_pos = p_;
+    if (!parse_shape(in.shape, 0) || !check_sizes(in.shape, in.name, shape_pos) || !ws()) return false;
     const std::size_t op_pos = p_;
     std::size_t q = p_;
     while (q < s_.size() && (is_alpha(s_[q]) || is_digit(s_[q]) || s_[q] == '-' || s_[q] == '_')) ++q;
@@ -774,10 +867,10 @@ class hlo_parser {
         }
       }
     }
-    if (!op) return fail(op_pos, "unknown opcode '" + std::string(opn) + "'");
+    if (!op) return fail(op_pos, "unknown opcode " + quoted(opn));
     in.opcode = *op;
     p_ = q;
-    if (!expect('(', ("after opcode '" + std::string(opn) + "'").c_str())) return false;
+    if (!expect('(', ("after opcode " + quoted(opn)).c_str())) return false;
     if (*op == opcodes::parameter) {
       if (!integer(in.parameter_number, "as parameter number") || !expect(')', "after the parameter number")) return false;
       if (in.parameter_number < 0) return fail(op_pos, "negative parameter number");
@@ -815,7 +908,7 @@ class hlo_parser {
         for (;;) {
           if (!ws()) return false;
           // Long form: an operand shape comes first (a tuple, or a type followed by '[').
-          bool has_shape = peek() == '(';
+          bool has_shape = peek() == '(' || (peek() == 'b' && p_ + 1 < s_.size() && s_[p_ + 1] == '(');
           if (!has_shape) {
             std::size_t e = p_;
             while (e < s_.size() && (is_alpha(s_[e]) || is_digit(s_[e]))) ++e;
@@ -827,7 +920,22 @@ class hlo_parser {
           const std::size_t opp = p_;
           const std::string_view on = name();
           if (on.empty()) return fail(opp, "expected an operand name, found " + found(opp));
-          ops.push_back({on, opp});
+          pending_operand po{on, opp};
+          // Compact get-tuple-element (JAX >= 0.11's default dump): `%t#1` is element 1 of `%t`,
+          // `%t#1#0` element 0 of that; the reader materialises the get-tuple-elements.
+          if (peek() == '#') {
+            po.gte_begin = static_cast<std::uint32_t>(gte_path_.size());
+            while (peek() == '#') {
+              ++p_;
+              const std::size_t ib = p_;
+              if (!is_digit(peek())) return fail(ib, "expected a tuple index after '#' in operand " + quoted(on) + ", found " + found(ib));
+              std::int64_t idx = 0;
+              if (!integer(idx, "as a compact get-tuple-element index")) return false;
+              gte_path_.push_back(idx);
+              ++po.gte_count;
+            }
+          }
+          ops.push_back(po);
           if (!ws()) return false;
           const auto more = list_next(')', "the operand list");
           if (more == list_step::more) continue;
@@ -849,7 +957,7 @@ class hlo_parser {
       const std::size_t kp = p_;
       const std::string_view key = name();
       if (key.empty()) return fail(kp, "expected an attribute name, found " + found(kp));
-      if (!expect('=', ("after attribute name '" + std::string(key) + "'").c_str()) || !ws()) return false;
+      if (!expect('=', ("after attribute name " + quoted(key)).c_str()) || !ws()) return false;
       const std::size_t vb = p_;
       if (key == "calls" || key == "to_apply" || key == "condition" || key == "body" ||
           key == "true_computation" || key == "false_computation") {
@@ -860,7 +968,7 @@ class hlo_parser {
                                          : call_role::branch;
         const std::size_t cp = p_;
         const std::string_view cn = name();
-        if (cn.empty()) return fail(cp, "expected a computation name for '" + std::string(key) + "', found " + found(cp));
+        if (cn.empty()) return fail(cp, "expected a computation name for " + quoted(key) + ", found " + found(cp));
         pending_calls_.push_back({id, cn, cp, role, key == "false_computation" ? std::size_t{1} : std::size_t{0}});
       } else if (key == "branch_computations" || key == "called_computations") {
         const call_role role = key == "branch_computations" ? call_role::branch : call_role::called_computations;
@@ -882,6 +990,8 @@ class hlo_parser {
             break;
           }
         }
+      } else if (key == "output_to_operand_aliasing") {
+        if (!output_to_operand_aliasing()) return false;
       } else if (key == "index" && *op == opcodes::get_tuple_element) {
         if (!integer(in.tuple_index, "as tuple index")) return false;
         if (in.tuple_index < 0) return fail(vb, "negative tuple index");
@@ -892,7 +1002,7 @@ class hlo_parser {
       in.attributes.push_back({std::string(key), std::string(s_.substr(vb, p_ - vb))});
     }
     if (*op == opcodes::get_tuple_element && in.tuple_index < 0) {
-      return fail(op_pos, "get-tuple-element '" + in.name + "' needs index=N");
+      return fail(op_pos, "get-tuple-element " + quoted(in.name) + " needs index=N");
     }
     m_.instructions.push_back(std::move(in));
     instr_pos_.push_back(np);
@@ -902,62 +1012,102 @@ class hlo_parser {
 
   bool finish_computation(computation_id cid, const std::unordered_map<std::string_view, instruction_id>& by_name,
                           const std::vector<instruction_id>& local, std::size_t comp_pos) {
-    computation& c = m_[cid];
-    if (local.empty()) return fail(comp_pos, "computation '" + c.name + "' has no instructions");
-    c.instructions = local;
-    // Operands.
+    if (local.empty()) return fail(comp_pos, "computation " + quoted(m_[cid].name) + " has no instructions");
+    // Operands. Compact GTE operands create get-tuple-element instructions, one per (tuple,
+    // index), placed just before their first user (where XLA's printer left them out).
+    std::vector<instruction_id> order;
+    order.reserve(local.size());
+    std::unordered_map<std::uint64_t, instruction_id> gtes;  // (tuple id << 32 | index) -> GTE
     for (std::size_t k = 0; k < local.size(); ++k) {
-      instruction& in = m_[local[k]];
-      in.operands.reserve(ops_begin_[k + 1] - ops_begin_[k]);
-      for (std::uint32_t q = ops_begin_[k]; q < ops_begin_[k + 1]; ++q) {
-        const pending_operand& o = ops_[q];
+      std::vector<instruction_id> operands;
+      operands.reserve(ops_begin_[k + 1] - ops_begin_[k]);
+      for (std::uint32_t oq = ops_begin_[k]; oq < ops_begin_[k + 1]; ++oq) {
+        const pending_operand& o = ops_[oq];
         auto it = by_name.find(o.name);
         if (it == by_name.end()) {
-          return fail(o.pos, "unknown operand '" + std::string(o.name) + "' in computation '" + c.name + "'");
+          return fail(o.pos, "unknown operand " + quoted(o.name) + " in computation " + quoted(m_[cid].name));
         }
-        in.operands.push_back(it->second);
+        instruction_id operand = it->second;
+        for (std::uint32_t g = 0; g < o.gte_count; ++g) {
+          const std::int64_t idx = gte_path_[o.gte_begin + g];
+          const shape& ts = m_[operand].shape;
+          if (!ts.is_tuple() || idx < 0 || static_cast<std::uint64_t>(idx) >= ts.elements.size()) {
+            return fail(o.pos, "compact get-tuple-element of " + quoted(m_[operand].name) + ": index " + std::to_string(idx) +
+                                   " is out of range for shape " + quoted(to_string(ts)));
+          }
+          const std::uint64_t key = (static_cast<std::uint64_t>(index_of(operand)) << 32) | static_cast<std::uint64_t>(idx);
+          if (auto found_gte = gtes.find(key); found_gte != gtes.end()) {
+            operand = found_gte->second;
+            continue;
+          }
+          instruction gte;
+          gte.name = m_[operand].name + "_gte" + std::to_string(idx);
+          for (int extra = 1; by_name.count(gte.name) != 0 || names_taken_.count(gte.name) != 0; ++extra) {
+            gte.name = m_[operand].name + "_gte" + std::to_string(idx) + "." + std::to_string(extra);
+          }
+          gte.opcode = opcodes::get_tuple_element;
+          gte.shape = ts.elements[static_cast<std::size_t>(idx)];
+          gte.operands.push_back(operand);
+          gte.attributes.push_back({"index", std::to_string(idx)});
+          gte.tuple_index = idx;
+          gte.parent = cid;
+          const auto gid = static_cast<instruction_id>(m_.instructions.size());
+          m_.instructions.push_back(std::move(gte));
+          names_taken_.insert(m_.instructions.back().name);
+          instr_pos_.push_back(o.pos);
+          order.push_back(gid);
+          gtes.emplace(key, gid);
+          operand = gid;
+        }
+        operands.push_back(operand);
       }
+      m_[local[k]].operands = std::move(operands);
+      order.push_back(local[k]);
     }
+    names_taken_.clear();
+    computation& c = m_[cid];
+    c.instructions = order;
+    const std::vector<instruction_id>& all = c.instructions;  // ids contiguous from all.front()
     // Root.
     bool have_root = false;
-    for (auto i : local) {
+    for (auto i : all) {
       if (!m_[i].is_root) continue;
       if (have_root) {
-        return fail(instr_pos_[index_of(i)], "second ROOT in computation '" + c.name + "' (first is '" +
-                                                 m_[c.root].name + "')");
+        return fail(instr_pos_[index_of(i)], "second ROOT in computation " + quoted(c.name) + " (first is " +
+                                                 quoted(m_[c.root].name) + ")");
       }
       have_root = true;
       c.root = i;
     }
     if (!have_root) {
-      c.root = local.back();
+      c.root = all.back();
       m_[c.root].is_root = true;
     }
     // Parameters: numbers 0..n-1, each once.
     std::size_t nparams = 0;
-    for (auto i : local) nparams += m_[i].opcode == opcodes::parameter ? 1 : 0;
+    for (auto i : all) nparams += m_[i].opcode == opcodes::parameter ? 1 : 0;
     c.parameters.assign(nparams, instruction_id{});
     std::vector<bool> seen(nparams, false);
-    for (auto i : local) {
+    for (auto i : all) {
       const instruction& in = m_[i];
       if (in.opcode != opcodes::parameter) continue;
       const auto num = static_cast<std::uint64_t>(in.parameter_number);
       if (num >= nparams) {
         return fail(instr_pos_[index_of(i)], "parameter number " + std::to_string(in.parameter_number) +
-                                                 " out of range: computation '" + c.name + "' has " +
+                                                 " out of range: computation " + quoted(c.name) + " has " +
                                                  std::to_string(nparams) + " parameters");
       }
       if (seen[num]) {
         return fail(instr_pos_[index_of(i)], "duplicate parameter number " + std::to_string(num) +
-                                                 " in computation '" + c.name + "'");
+                                                 " in computation " + quoted(c.name));
       }
       seen[num] = true;
       c.parameters[num] = i;
     }
-    // Users, and a cycle check (Kahn's algorithm over local operands).
-    const std::size_t base = index_of(local.front());
-    std::vector<std::uint32_t> pending(local.size(), 0);
-    for (auto i : local) {
+    // Users, and a cycle check (Kahn's algorithm over all operands).
+    const std::size_t base = index_of(local.front());  // lowest id: materialised GTEs come after
+    std::vector<std::uint32_t> pending(all.size(), 0);
+    for (auto i : all) {
       instruction& in = m_[i];
       for (auto o : in.operands) {
         auto& users = m_[o].users;
@@ -966,7 +1116,7 @@ class hlo_parser {
       pending[index_of(i) - base] = static_cast<std::uint32_t>(in.operands.size());
     }
     std::vector<instruction_id> ready;
-    for (auto i : local) {
+    for (auto i : all) {
       if (pending[index_of(i) - base] == 0) ready.push_back(i);
     }
     std::size_t done = 0;
@@ -981,10 +1131,10 @@ class hlo_parser {
         }
       }
     }
-    if (done != local.size()) {
-      for (auto i : local) {
+    if (done != all.size()) {
+      for (auto i : all) {
         if (pending[index_of(i) - base] != 0) {
-          return fail(instr_pos_[index_of(i)], "instruction '" + m_[i].name + "' is part of a cycle in computation '" + c.name + "'");
+          return fail(instr_pos_[index_of(i)], "instruction " + quoted(m_[i].name) + " is part of a cycle in computation " + quoted(c.name));
         }
       }
     }
@@ -995,14 +1145,14 @@ class hlo_parser {
     // Called computations.
     for (const auto& pc : pending_calls_) {
       auto it = comp_by_name_.find(pc.name);
-      if (it == comp_by_name_.end()) return fail(pc.pos, "unknown computation '" + std::string(pc.name) + "'");
+      if (it == comp_by_name_.end()) return fail(pc.pos, "unknown computation " + quoted(pc.name));
       m_[pc.instr].calls.push_back({it->second, pc.role, pc.branch});
     }
     // Entry.
     bool have_entry = false;
     for (std::size_t k = 0; k < m_.computations.size(); ++k) {
       if (!m_.computations[k].is_entry) continue;
-      if (have_entry) return fail(comp_pos_[k], "second ENTRY computation '" + m_.computations[k].name + "'");
+      if (have_entry) return fail(comp_pos_[k], "second ENTRY computation " + quoted(m_.computations[k].name));
       have_entry = true;
       m_.entry = static_cast<computation_id>(k);
     }
@@ -1028,46 +1178,46 @@ class hlo_parser {
       };
       const auto op = in.opcode;
       if (op == opcodes::get_tuple_element) {
-        if (in.operands.size() != 1) return fail(at, "get-tuple-element '" + in.name + "' needs one operand");
+        if (in.operands.size() != 1) return fail(at, "get-tuple-element " + quoted(in.name) + " needs one operand");
         const shape& os = m_[in.operands[0]].shape;
         if (!os.is_tuple() || static_cast<std::size_t>(in.tuple_index) >= os.elements.size()) {
-          return fail(at, "get-tuple-element '" + in.name + "': index " + std::to_string(in.tuple_index) +
+          return fail(at, "get-tuple-element " + quoted(in.name) + ": index " + std::to_string(in.tuple_index) +
                               " is out of range for operand shape " + to_string(os));
         }
       } else if (op == opcodes::tuple) {
         if (!in.shape.is_tuple() || in.shape.elements.size() != in.operands.size()) {
-          return fail(at, "tuple '" + in.name + "' has " + std::to_string(in.operands.size()) +
+          return fail(at, "tuple " + quoted(in.name) + " has " + std::to_string(in.operands.size()) +
                               " operands but shape " + to_string(in.shape));
         }
       } else if (op == opcodes::fusion) {
-        if (count(call_role::calls) != 1) return fail(at, "fusion '" + in.name + "' needs calls=COMPUTATION");
+        if (count(call_role::calls) != 1) return fail(at, "fusion " + quoted(in.name) + " needs calls=COMPUTATION");
         if (*params_of(call_role::calls) != in.operands.size()) {
-          return fail(at, "fusion '" + in.name + "' has " + std::to_string(in.operands.size()) +
+          return fail(at, "fusion " + quoted(in.name) + " has " + std::to_string(in.operands.size()) +
                               " operands but its fused computation has " + std::to_string(*params_of(call_role::calls)) +
                               " parameters");
         }
       } else if (op == opcodes::call) {
-        if (count(call_role::to_apply) != 1) return fail(at, "call '" + in.name + "' needs to_apply=COMPUTATION");
+        if (count(call_role::to_apply) != 1) return fail(at, "call " + quoted(in.name) + " needs to_apply=COMPUTATION");
         if (*params_of(call_role::to_apply) != in.operands.size()) {
-          return fail(at, "call '" + in.name + "' has " + std::to_string(in.operands.size()) +
+          return fail(at, "call " + quoted(in.name) + " has " + std::to_string(in.operands.size()) +
                               " operands but its callee has " + std::to_string(*params_of(call_role::to_apply)) + " parameters");
         }
       } else if (op == opcodes::while_loop) {
         if (count(call_role::body) != 1 || count(call_role::condition) != 1) {
-          return fail(at, "while '" + in.name + "' needs condition= and body=");
+          return fail(at, "while " + quoted(in.name) + " needs condition= and body=");
         }
         if (in.operands.size() != 1 || *params_of(call_role::body) != 1 || *params_of(call_role::condition) != 1) {
-          return fail(at, "while '" + in.name + "' needs one operand, and a body and condition of one parameter each");
+          return fail(at, "while " + quoted(in.name) + " needs one operand, and a body and condition of one parameter each");
         }
       } else if (op == opcodes::conditional) {
         const std::size_t branches = count(call_role::branch);
         if (branches == 0 || in.operands.size() != branches + 1) {
-          return fail(at, "conditional '" + in.name + "' needs one operand per branch plus the selector");
+          return fail(at, "conditional " + quoted(in.name) + " needs one operand per branch plus the selector");
         }
         for (const auto& ref : in.calls) {
           if (ref.role == call_role::branch && m_[ref.computation].parameters.size() != 1) {
-            return fail(at, "conditional '" + in.name + "': branch '" + m_[ref.computation].name +
-                                "' must have one parameter");
+            return fail(at, "conditional " + quoted(in.name) + ": branch " + quoted(m_[ref.computation].name) +
+                                " must have one parameter");
           }
         }
       }
@@ -1075,7 +1225,7 @@ class hlo_parser {
         for (const auto& pr : parse_output_to_operand_aliasing(*v)) {
           if (pr.operand >= in.operands.size() || in.shape.subshape(pr.output_index) == nullptr ||
               m_[in.operands[pr.operand]].shape.subshape(pr.operand_index) == nullptr) {
-            return fail(at, "output_to_operand_aliasing of '" + in.name + "' names an operand or index that does not exist");
+            return fail(at, "output_to_operand_aliasing of " + quoted(in.name) + " names an operand or index that does not exist");
           }
         }
       }
@@ -1100,7 +1250,7 @@ class hlo_parser {
         }
         const std::size_t d = index_of(callees[c][k++]);
         if (state[d] == 1) {
-          return fail(comp_pos_[d], "computation '" + m_.computations[d].name + "' calls itself (call-graph cycle)");
+          return fail(comp_pos_[d], "computation " + quoted(m_.computations[d].name) + " calls itself (call-graph cycle)");
         }
         if (state[d] == 0) {
           state[d] = 1;
@@ -1127,28 +1277,22 @@ class hlo_parser {
   return p.parse_single_shape();
 }
 
-/// Reads a whole file into a string (no iostreams). @returns `errc::not_found` if unreadable.
-[[nodiscard]] inline result<std::string> read_text_file(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return make_error(errc::not_found, "cannot open '" + path + "'");
-  std::string text;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t got = std::fread(buf, 1, sizeof buf, f);
-    text.append(buf, got);
-    if (got < sizeof buf) break;
-  }
-  const bool bad = std::ferror(f) != 0;
-  std::fclose(f);
-  if (bad) return make_error(errc::unavailable, "error while reading '" + path + "'");
-  return text;
+/// Reads a whole file into a string (no iostreams) through `read_input_file`: regular files
+/// only, at most `limits.max_bytes`. @returns `errc::not_found` if unreadable.
+[[nodiscard]] inline result<std::string> read_text_file(const std::string& path, input_limits limits = {}) {
+  return read_input_file(path, limits);
 }
 
-/// Reads and parses an HLO text file; errors name `path:line:column`.
-[[nodiscard]] inline result<module> read_module_file(const std::string& path) {
-  auto text = read_text_file(path);
-  if (!text) return text.error();
-  return parse_module(*text, path);
+/// Reads and parses an HLO text file; errors name `path:line:column`. Running out of memory
+/// is `errc::out_of_memory` naming the file.
+[[nodiscard]] inline result<module> read_module_file(const std::string& path, input_limits limits = {}) {
+  try {
+    auto text = read_text_file(path, limits);
+    if (!text) return text.error();
+    return parse_module(*text, path);
+  } catch (const std::bad_alloc&) {
+    return make_error(errc::out_of_memory, path + ": out of memory while reading the module");
+  }
 }
 
 }  // namespace xlamem::hlo

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Shapes of the HLO reference IR: element types, layouts (minor-to-major, tiling, memory space
-/// `S(n)`, split configuration `SC(d:i)`, and the rarer `L`, `#`, `*`, `E`, `P`, `M` parts),
-/// array and tuple shapes, byte sizes, and the HLO text form of all of them.
+/// `S(n)`, split configuration `SC(d:i)`, and the rarer `D`, `L`, `#`, `*`, `E`, `P`, `M` parts),
+/// array, buffer (`b(...)`) and tuple shapes, byte sizes, and the HLO text form of all of them.
 #pragma once
 
 #include <array>
@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "xlamem/checked.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 
 namespace xlamem::hlo {
@@ -112,6 +113,7 @@ inline constexpr std::int64_t combine_dimension = INT64_MIN;
 /// A layout: `{minor_to_major:T(..)L(n)#(t)*(t)E(n)S(n)SC(d:i)P(shape)M(n)}`.
 struct layout {
   std::vector<std::int64_t> minor_to_major;
+  std::string dim_level_types;                   ///< D(D,C+,S~) of sparse layouts, kept as text
   std::vector<std::vector<std::int64_t>> tiles;  ///< T(8,128)(2,1); `*` is combine_dimension
   std::int64_t tail_padding_alignment = 1;       ///< L(n), printed when not 1
   element_type index_type = element_type::invalid;    ///< #(s32)
@@ -133,6 +135,7 @@ struct shape {
   bool has_layout = false;              ///< whether a `{...}` layout was written / is set
   hlo::layout layout;                   ///< meaningful for arrays when `has_layout`
   std::vector<shape> elements;          ///< tuple elements when `type == tuple`
+  bool is_buffer = false;               ///< XLA's buffer shape `b(f32[4])`: the array as a buffer
 
   friend bool operator==(const shape&, const shape&) = default;
 
@@ -142,24 +145,40 @@ struct shape {
            type != element_type::opaque && type != element_type::invalid;
   }
 
-  /// Number of elements of an array (product of the dimensions; dynamic ones at their bound).
-  [[nodiscard]] std::uint64_t element_count() const noexcept {
+  /// Number of elements of an array (product of the dimensions; dynamic ones at their bound),
+  /// or nullopt when the product does not fit in 64 bits.
+  [[nodiscard]] std::optional<std::uint64_t> checked_element_count() const noexcept {
     std::uint64_t n = 1;
-    for (auto d : dims) n *= d < 0 ? 0 : static_cast<std::uint64_t>(d);
+    for (auto d : dims) {
+      const auto m = checked_mul(n, d < 0 ? std::uint64_t{0} : static_cast<std::uint64_t>(d));
+      if (!m) return std::nullopt;
+      n = *m;
+    }
     return n;
+  }
+  /// Number of elements; saturates at UINT64_MAX (the reader refuses such shapes).
+  [[nodiscard]] std::uint64_t element_count() const noexcept {
+    return checked_element_count().value_or(UINT64_MAX);
   }
 
   /// Buffer bytes of this node: arrays are element count times element size (sub-byte types
   /// are packed only with `E(n)`), tuples 8 bytes per element, tokens 0. Tiling padding is not
-  /// modelled.
-  [[nodiscard]] std::uint64_t byte_size() const noexcept {
-    if (is_tuple()) return 8 * elements.size();
-    if (!is_array()) return 0;
+  /// modelled. Nullopt when the size does not fit in 64 bits.
+  [[nodiscard]] std::optional<std::uint64_t> checked_byte_size() const noexcept {
+    if (is_tuple()) return checked_mul(std::uint64_t{8}, static_cast<std::uint64_t>(elements.size()));
+    if (!is_array()) return std::uint64_t{0};
     const bool packed = has_layout && layout.element_size_bits > 0;
     const std::uint64_t bits = packed ? static_cast<std::uint64_t>(layout.element_size_bits)
                                       : element_bits(type);
-    return (element_count() * bits + 7) / 8;
+    const auto count = checked_element_count();
+    if (!count) return std::nullopt;
+    const auto total_bits = checked_mul(*count, bits);
+    if (!total_bits) return std::nullopt;
+    return *total_bits / 8 + (*total_bits % 8 != 0 ? 1 : 0);
   }
+  /// `checked_byte_size()`, saturating at UINT64_MAX: never wraps to a small number. The reader
+  /// refuses any shape above `max_total_bytes`, so read modules never saturate.
+  [[nodiscard]] std::uint64_t byte_size() const noexcept { return checked_byte_size().value_or(UINT64_MAX); }
 
   /// The subshape at `index`, or null when the index leaves the tree.
   [[nodiscard]] const shape* subshape(const shape_index& index) const noexcept {
@@ -231,13 +250,18 @@ inline void append_layout(std::string& out, const layout& l) {
     if (k) out += ',';
     detail::append_int(out, l.minor_to_major[k]);
   }
-  const bool extras = !l.tiles.empty() || l.tail_padding_alignment != 1 ||
+  const bool extras = !l.dim_level_types.empty() || !l.tiles.empty() || l.tail_padding_alignment != 1 ||
                       l.index_type != element_type::invalid ||
                       l.pointer_type != element_type::invalid || l.element_size_bits != 0 ||
                       l.memory_space != 0 || !l.split_configs.empty() || !l.physical_shape.empty() ||
                       l.dynamic_metadata_prefix_bytes != 0;
   if (extras) {
     out += ':';
+    if (!l.dim_level_types.empty()) {
+      out += "D(";
+      out += l.dim_level_types;
+      out += ')';
+    }
     if (!l.tiles.empty()) {
       out += 'T';
       for (const auto& t : l.tiles) {
@@ -301,6 +325,14 @@ inline void append_layout(std::string& out, const layout& l) {
 
 /// Appends the HLO text of a shape: `f32[2,3]{1,0:S(1)}`, `(s32[], f32[<=4])`, `token[]`.
 inline void append_shape(std::string& out, const shape& s) {
+  if (s.is_buffer) {
+    out += "b(";
+    shape inner = s;
+    inner.is_buffer = false;
+    append_shape(out, inner);
+    out += ')';
+    return;
+  }
   if (s.is_tuple()) {
     out += '(';
     for (std::size_t k = 0; k < s.elements.size(); ++k) {

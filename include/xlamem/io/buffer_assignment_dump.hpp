@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <new>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -31,6 +32,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/io/input_file.hpp"
 #include "xlamem/passes/memory_stats.hpp"
 
 namespace xlamem {
@@ -764,12 +766,7 @@ enum class ba_section {
 
 namespace detail {
 [[nodiscard]] inline result<std::string> ba_read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return error(errc::not_found, path.string() + ": cannot open the file");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return error(errc::unavailable, path.string() + ": read error");
-  return std::move(ss).str();
+  return read_input_file(path.string());  // regular files only, size-limited
 }
 }  // namespace detail
 
@@ -779,7 +776,7 @@ namespace detail {
 /// @returns `errc::not_found` when `path` cannot be opened, `errc::parse_error` with
 /// `file:line:column` for malformed text.
 [[nodiscard]] inline result<buffer_assignment_dump> read_buffer_assignment_dump(
-    const std::filesystem::path& path) {
+    const std::filesystem::path& path) try {
   buffer_assignment_dump dump;
   auto text = detail::ba_read_file(path);
   if (!text) return text.error();
@@ -801,6 +798,8 @@ namespace detail {
     }
   }
   return dump;
+} catch (const std::bad_alloc&) {
+  return error(errc::out_of_memory, path.string() + ": out of memory while reading the buffer assignment");
 }
 
 }  // namespace xlamem

@@ -6,19 +6,26 @@
 /// `buffer`/`buffer_id` (id), `begin`/`start` (lower) and `end` (closed: upper = end + 1) are
 /// accepted; `hint` and `gaps` are read and ignored, which is conservative (a buffer treated
 /// as live through its gaps only adds conflicts). Errors name `source:line:column`.
+///
+/// Limits: every number within ±2^60, ids unique, and the sizes plus alignments of all buffers
+/// summing to at most 2^60 (`max_total_bytes`), so that no offset or peak a packer computes can
+/// overflow. A UTF-8 byte-order mark (what spreadsheets write) before the header is skipped.
 #pragma once
 
 #include <charconv>
 #include <cstdint>
 #include <fstream>
+#include <new>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <vector>
 
+#include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
+#include "xlamem/io/input_file.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
@@ -50,6 +57,9 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
   std::size_t line_no = 0;
   std::size_t pos = 0;
   bool header_done = false;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
+  std::unordered_map<std::string_view, std::size_t> id_line;  // id -> line where it was given
+  std::uint64_t total = 0;  // sizes + alignments so far
   auto fail = [&](std::size_t column, const std::string& what) {
     return result<interval_csv>(errc::parse_error, std::string(source) + ":" + std::to_string(line_no) + ":" +
                                                        std::to_string(column) + ": " + what);
@@ -70,6 +80,11 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
       while (lead < raw.size() && (raw[lead] == ' ' || raw[lead] == '\t')) ++lead;
       fields.emplace_back(detail::trim_csv(raw), start + lead + 1);
       if (comma == std::string_view::npos) break;
+      // Bounded: a line never holds more fields than the header (a header at most 16).
+      if (fields.size() >= (header_done ? cols.size() : std::size_t{16})) {
+        return fail(comma + 1, header_done ? "too many fields: the header names " + std::to_string(cols.size()) + " columns"
+                                           : std::string("too many columns in the header (at most 16)"));
+      }
       start = comma + 1;
     }
     if (!header_done) {
@@ -85,10 +100,10 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
         else if (name == "alignment") c = c_alignment;
         else if (name == "offset") c = c_offset;
         else if (name == "hint" || name == "gaps") c = c_ignored;
-        else return fail(column, "unknown column '" + std::string(name) + "' (expected id,lower,upper,size[,alignment][,offset])");
+        else return fail(column, "unknown column " + quote_token(name) + " (expected id,lower,upper,size[,alignment][,offset])");
         if (c != c_ignored) {
           if (seen[c] || (c == c_end && seen[c_upper]) || (c == c_upper && seen[c_end])) {
-            return fail(column, "duplicate column '" + std::string(name) + "'");
+            return fail(column, "duplicate column " + quote_token(name));
           }
           seen[c] = true;
         }
@@ -110,6 +125,9 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
       if (cols[k] == c_ignored) continue;
       if (cols[k] == c_id) {
         if (text_k.empty()) return fail(column, "empty id");
+        if (const auto [it, fresh] = id_line.emplace(text_k, line_no); !fresh) {
+          return fail(column, "duplicate id " + quote_token(text_k) + " (first given on line " + std::to_string(it->second) + ")");
+        }
         b.id = std::string(text_k);
         continue;
       }
@@ -120,9 +138,9 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
       if (text_k.empty()) return fail(column, "empty number");
       if (ec == std::errc::result_out_of_range || (ec == std::errc{} && ptr == last &&
                                                    (v > max_packing_value || v < -max_packing_value))) {
-        return fail(column, "number '" + std::string(text_k) + "' is out of range (limit 2^60)");
+        return fail(column, "number " + quote_token(text_k) + " is out of range (limit 2^60)");
       }
-      if (ec != std::errc{} || ptr != last) return fail(column, "'" + std::string(text_k) + "' is not an integer");
+      if (ec != std::errc{} || ptr != last) return fail(column, quote_token(text_k) + " is not an integer");
       switch (cols[k]) {
         case c_lower: b.lower = v; break;
         case c_upper: b.upper = v; break;
@@ -145,8 +163,13 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
       }
     }
     if (b.lower >= b.upper) {
-      return fail(1, "buffer '" + b.id + "' has an empty or negative live interval [" + std::to_string(b.lower) + ", " +
+      return fail(1, "buffer " + quote_token(b.id) + " has an empty or negative live interval [" + std::to_string(b.lower) + ", " +
                          std::to_string(b.upper) + ")");
+    }
+    if (!checked_accumulate(total, static_cast<std::uint64_t>(b.size), max_total_bytes) ||
+        !checked_accumulate(total, static_cast<std::uint64_t>(b.alignment), max_total_bytes)) {
+      return fail(1, "buffer " + quote_token(b.id) + ": the sizes and alignments of the buffers so far sum to more than "
+                     "the limit of 2^60 bytes");
     }
     out.problem.buffers.push_back(std::move(b));
     offsets.push_back(offset);
@@ -158,13 +181,16 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
   return out;
 }
 
-/// Reads an interval CSV file; the error names the file and line.
-[[nodiscard]] inline result<interval_csv> read_interval_csv_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return result<interval_csv>(errc::not_found, "cannot open '" + path + "'");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return read_interval_csv(ss.str(), path);
+/// Reads an interval CSV file (a regular file within `limits`); the error names the file and
+/// line, and running out of memory is `errc::out_of_memory` naming the file.
+[[nodiscard]] inline result<interval_csv> read_interval_csv_file(const std::string& path, input_limits limits = {}) {
+  try {
+    auto text = read_input_file(path, limits);
+    if (!text) return text.error();
+    return read_interval_csv(*text, path);
+  } catch (const std::bad_alloc&) {
+    return result<interval_csv>(errc::out_of_memory, path + ": out of memory while reading the buffers");
+  }
 }
 
 /// Writes `id,lower,upper,size[,alignment][,offset]`: alignment only when some buffer has one

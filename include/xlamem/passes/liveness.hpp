@@ -263,35 +263,66 @@ class live_range_analysis {
     std::vector<std::vector<std::size_t>> order(df_.computation_count());
     for (std::size_t n = 0; n < ni; ++n) order[df_.parent_number(n)].push_back(n);
     std::optional<error> failure;
-    auto visit = [&](auto& self, std::size_t c) -> void {
-      if (failure || state[c] == 2) return;
+    // Depth-first over the call graph with an explicit stack: a call chain of 10^5 computations
+    // must not overflow the machine stack (a recursive visit did at about 3x10^4).
+    struct frame {
+      std::size_t c;
+      std::int64_t start;
+      std::size_t k = 0;  // next instruction of order[c]
+      int pass = 0;       // 0: while conditions, calls, branches; 1: while bodies
+      std::size_t q = 0;  // next call of that instruction in this pass
+    };
+    std::vector<frame> stack;
+    auto enter = [&](std::size_t c) {
+      if (failure || state[c] == 2) return false;
       if (state[c] == 1) {
         failure = error(errc::invalid_argument, "liveness: computation #" + std::to_string(c) + " calls itself");
-        return;
+        return false;
       }
       state[c] = 1;
-      const auto start = static_cast<std::int64_t>(sequence_.size());
-      for (auto n : order[c]) {
-        const auto& sem = df_.semantics(n);
-        // A while's condition first, then its body; call and conditional callees in order.
-        for (int pass = 0; pass < 2; ++pass) {
-          for (const auto& cc : sem.calls) {
-            const bool first = cc.binding == call_binding::while_condition || cc.binding == call_binding::call ||
-                               cc.binding == call_binding::conditional_branch;
-            const bool second = cc.binding == call_binding::while_body;
-            if ((pass == 0 && first) || (pass == 1 && second)) {
-              const std::size_t callee = df_.computation_number(cc.computation);
-              if (callee < df_.computation_count()) self(self, callee);
-            }
-          }
-        }
-        time_[n] = static_cast<std::int64_t>(sequence_.size());
-        sequence_.push_back(n);
-      }
-      span_[c] = {start, static_cast<std::int64_t>(sequence_.size())};
-      state[c] = 2;
+      stack.push_back({c, static_cast<std::int64_t>(sequence_.size())});
+      return true;
     };
-    visit(visit, entry_);
+    enter(entry_);
+    while (!stack.empty() && !failure) {
+      frame& f = stack.back();
+      if (f.k == order[f.c].size()) {
+        span_[f.c] = {f.start, static_cast<std::int64_t>(sequence_.size())};
+        state[f.c] = 2;
+        stack.pop_back();
+        continue;
+      }
+      const std::size_t n = order[f.c][f.k];
+      const auto& calls = df_.semantics(n).calls;
+      // A while's condition first, then its body; call and conditional callees in order.
+      bool descended = false;
+      while (f.pass < 2) {
+        if (f.q == calls.size()) {
+          ++f.pass;
+          f.q = 0;
+          continue;
+        }
+        const auto& cc = calls[f.q++];
+        const bool first = cc.binding == call_binding::while_condition || cc.binding == call_binding::call ||
+                           cc.binding == call_binding::conditional_branch;
+        const bool second = cc.binding == call_binding::while_body;
+        if ((f.pass == 0 && first) || (f.pass == 1 && second)) {
+          const std::size_t callee = df_.computation_number(cc.computation);
+          if (callee < df_.computation_count() && enter(callee)) {
+            descended = true;  // `f` may dangle now: the callee's frame is on top
+            break;
+          }
+          if (failure) break;
+        }
+      }
+      if (failure) break;
+      if (descended) continue;
+      time_[n] = static_cast<std::int64_t>(sequence_.size());
+      sequence_.push_back(n);
+      ++f.k;
+      f.pass = 0;
+      f.q = 0;
+    }
     if (failure) return *failure;
     return {};
   }

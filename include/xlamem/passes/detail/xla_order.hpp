@@ -60,13 +60,27 @@ template <class Liveness>
   };
   std::vector<std::size_t> comp_post;
   std::vector<char> seen(nc, 0);
-  auto visit = [&](auto& self, std::size_t c) -> void {
-    if (seen[c] != 0) return;
+  // Post-order over the call graph with an explicit stack (a call chain of 10^5
+  // computations would overflow the machine stack recursively).
+  std::vector<std::pair<std::size_t, std::vector<std::size_t>>> comp_stack;  // (computation, callees)
+  std::vector<std::size_t> comp_next;                                       // next callee to visit
+  auto enter_comp = [&](std::size_t c) {
     seen[c] = 1;
-    for (const auto k : callees(c)) self(self, k);
-    comp_post.push_back(c);
+    comp_stack.emplace_back(c, callees(c));
+    comp_next.push_back(0);
   };
-  visit(visit, la.entry());
+  enter_comp(la.entry());
+  while (!comp_stack.empty()) {
+    const auto& top = comp_stack.back();
+    if (comp_next.back() < top.second.size()) {
+      const auto k = top.second[comp_next.back()++];
+      if (seen[k] == 0) enter_comp(k);  // `top` may dangle after this
+      continue;
+    }
+    comp_post.push_back(top.first);
+    comp_stack.pop_back();
+    comp_next.pop_back();
+  }
   std::vector<std::int64_t> pos(ni, -1);
   std::vector<char> on_stack(ni, 0);  // a cycle cannot occur in a valid graph; never loop on one
   std::int64_t next = 0;

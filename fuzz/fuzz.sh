@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# ./run fuzz [SECONDS] [HARNESS...]: builds the libFuzzer harnesses of fuzz/ with clang++-14
+# (-fsanitize=fuzzer,address,undefined) into build-fuzz/, makes each one's seed corpus at run
+# time from ../shared/data and test/data (nothing is copied into the repository), and runs each
+# harness SECONDS (default 60) on one core, niced. Stops with status 1 at the first crash, leak,
+# timeout or broken invariant; the reproducer is build-fuzz/<harness>/crash-* (add it as a test).
+# Harnesses: hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump.
+# Environment: FUZZ_CXX (default clang++-14), FUZZ_RUNS (a fixed number of executions instead
+# of a time budget), FUZZ_MAX_LEN (longest input; default 4096 for hlo_reader, 512 for
+# hlo_pipeline, 1024 for the others).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+[ $# -gt 0 ] && shift
+all=(hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump)
+if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
+cxx=${FUZZ_CXX:-clang++-14}
+out=build-fuzz
+shared=../shared/data
+mkdir -p "$out"
+flags=(-std=c++20 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined
+  -fno-sanitize-recover=undefined -Iinclude -Ifuzz -Wall -Wextra -Werror)
+
+seed() {  # seed HARNESS: fills $out/seeds/HARNESS from the data folders
+  local h=$1 dir=$out/seeds/$1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  case $h in
+    hlo_reader)
+      find "$shared/hlo" -name '*.hlo' -exec cp -t "$dir" {} + 2>/dev/null || true
+      for f in test/data/xla-oracle/*/*after_optimizations.txt examples/planning/*.hlo; do
+        [ -f "$f" ] && cp "$f" "$dir/$(basename "$(dirname "$f")")-$(basename "$f")"
+      done ;;
+    hlo_pipeline)  # bytes steer the generator: any bytes are a seed
+      for k in 1 2 3 4 5 6 7 8; do head -c $((k * 64)) /dev/urandom > "$dir/random-$k"; done ;;
+    interval_csv)
+      find "$shared/minimalloc" -name '*.csv' -size -200k -exec cp -t "$dir" {} + 2>/dev/null || true
+      cp examples/packing/*.csv "$dir/" 2>/dev/null || true ;;
+    memory_terms_csv)
+      printf 'id,first,last\n0,0,4\n1,0,4\n2,1,3\n3,2,5\n4,3,2\n' > "$dir/terms.csv"
+      printf '# comment\n1,2,9\n0,0,3\n2,5,5\n' > "$dir/unordered.csv" ;;
+    buffer_assignment_dump)
+      find test/data/xla-oracle "$shared/hlo" \( -name '*buffer-assignment*.txt' -o -name '*live-range*.txt' \) \
+        -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true ;;
+    *) echo "fuzz: unknown harness '$h' (choose: ${all[*]})" >&2; exit 2 ;;
+  esac
+}
+
+status=0
+for h in "${harnesses[@]}"; do
+  src=fuzz/${h}_fuzz.cpp
+  exe=$out/${h}_fuzz
+  [ -f "$src" ] || { echo "fuzz: unknown harness '$h' (choose: ${all[*]})" >&2; exit 2; }
+  if [ ! -x "$exe" ] || [ -n "$(find "$src" fuzz/fuzz_check.hpp include -newer "$exe" -print -quit)" ]; then
+    echo "== building $exe"
+    nice "$cxx" "${flags[@]}" "$src" -o "$exe"
+  fi
+  seed "$h"
+  mkdir -p "$out/$h/corpus"
+  # Short inputs keep executions fast (ASan+UBSan); long seeds are cut to this length.
+  case $h in hlo_reader) len=4096 ;; hlo_pipeline) len=512 ;; *) len=1024 ;; esac
+  args=(-max_len="${FUZZ_MAX_LEN:-$len}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$out/$h/")
+  # The HLO harnesses have many coverage features; libFuzzer's entropic schedule then spends most
+  # of the time in its own bookkeeping (measured: 1 execution/s), so it is off for them.
+  case $h in hlo_reader | hlo_pipeline) args+=(-dict=fuzz/hlo.dict -entropic=0) ;; esac
+  if [ -n "${FUZZ_RUNS:-}" ]; then args+=(-runs="$FUZZ_RUNS"); else args+=(-max_total_time="$secs"); fi
+  echo "== fuzzing $h (${FUZZ_RUNS:-$secs s})"
+  start=$(date +%s)
+  if UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 nice "$exe" "${args[@]}" "$out/$h/corpus" "$out/seeds/$h" \
+      > "$out/$h.log" 2>&1; then
+    runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$out/$h.log" | grep -o '[0-9]*$' || echo '?')
+    echo "fuzz: $h clean: $runs executions in $(( $(date +%s) - start )) s"
+  else
+    echo "fuzz: $h FAILED; see $out/$h.log and $out/$h/crash-* (make it a unit test)" >&2
+    tail -40 "$out/$h.log" >&2
+    status=1
+  fi
+done
+exit $status

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Reader for the primitives of a memory-term reduction (`xlamem reduce`): a CSV with columns
+/// `id,first,last`, one closed interval of time steps per primitive (`first > last`: none).
+/// An optional header line starts with `id`; blank lines and lines starting with `#` are
+/// skipped. Ids must be `0..N-1`, each once, in any order.
+///
+/// Bounded on any input: ids are mapped densely (memory is linear in the number of rows, never
+/// in the largest id), every number lies within ±2^60 so `last + 1` cannot overflow, and the
+/// file is read through `read_input_file` (regular files only, size-limited). Errors are
+/// `errc::parse_error` naming `source:line:column`.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <new>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unordered_map>
+#include <vector>
+
+#include "xlamem/checked.hpp"
+#include "xlamem/error.hpp"
+#include "xlamem/io/input_file.hpp"
+#include "xlamem/memory_terms/memory_terms.hpp"
+
+namespace xlamem {
+
+/// Largest magnitude of an id or time step in a memory-terms CSV (2^60).
+inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
+
+namespace detail {
+inline std::string_view trim_terms_csv(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+}  // namespace detail
+
+/// Parses `id,first,last` rows. @returns the intervals indexed by id, or `errc::parse_error`.
+[[nodiscard]] inline result<std::vector<term_interval>> read_memory_terms_csv(std::string_view text,
+                                                                             std::string_view source = "<input>") {
+  const std::string src(source);
+  auto fail = [&](std::size_t line_no, std::size_t column, const std::string& what) {
+    return result<std::vector<term_interval>>(
+        errc::parse_error, src + ":" + std::to_string(line_no) + ":" + std::to_string(column) + ": " + what);
+  };
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
+  struct row {
+    std::int64_t id;
+    term_interval iv;
+  };
+  std::vector<row> rows;
+  std::unordered_map<std::int64_t, std::size_t> line_of;  // id -> line: duplicates
+  bool seen_row = false;
+  std::size_t pos = 0;
+  for (std::size_t line_no = 1; pos <= text.size(); ++line_no) {
+    const auto nl = text.find('\n', pos);
+    const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
+    const std::string_view trimmed = detail::trim_terms_csv(line);
+    if (trimmed.empty() || trimmed.front() == '#') continue;
+    if (!seen_row && trimmed.substr(0, 2) == "id") {  // header
+      seen_row = true;
+      continue;
+    }
+    seen_row = true;
+    std::int64_t values[3] = {0, 0, 0};
+    std::size_t start = 0;
+    for (int field = 0; field < 3; ++field) {
+      const std::size_t comma = line.find(',', start);
+      if (field < 2 && comma == std::string_view::npos) {
+        return fail(line_no, line.size() + 1, "expected 3 columns id,first,last, found " + std::to_string(field + 1));
+      }
+      if (field == 2 && comma != std::string_view::npos) {
+        return fail(line_no, comma + 1, "expected 3 columns id,first,last, found more");
+      }
+      const std::size_t end = field < 2 ? comma : line.size();
+      const std::string_view raw = line.substr(start, end - start);
+      const std::string_view cell = detail::trim_terms_csv(raw);
+      const std::size_t column = start + static_cast<std::size_t>(cell.data() - raw.data()) + 1;
+      static constexpr const char* names[] = {"id", "first", "last"};
+      const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), values[field]);
+      if (!cell.empty() && ptr == cell.data() + cell.size() &&
+          (ec == std::errc::result_out_of_range ||
+           (ec == std::errc{} && (values[field] > max_memory_terms_value || values[field] < -max_memory_terms_value)))) {
+        return fail(line_no, column, std::string(names[field]) + " " + quote_token(cell) + " is out of range (limit 2^60)");
+      }
+      if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size()) {
+        return fail(line_no, column, std::string(names[field]) + " " + quote_token(cell) + " is not a 64-bit integer");
+      }
+      start = end + 1;
+    }
+    const std::int64_t id = values[0];
+    const term_interval iv{values[1], values[2]};
+    if (id < 0) return fail(line_no, 1, "id " + std::to_string(id) + " is negative");
+    if (iv.valid() && iv.first < 0) {
+      return fail(line_no, 1, "interval [" + std::to_string(iv.first) + ", " + std::to_string(iv.last) +
+                                  "] starts before time 0");
+    }
+    if (const auto [it, fresh] = line_of.emplace(id, line_no); !fresh) {
+      return fail(line_no, 1, "id " + std::to_string(id) + " repeats line " + std::to_string(it->second));
+    }
+    rows.push_back({id, iv});
+  }
+  // Ids 0..N-1, each once: with no duplicates, that is every id below N.
+  const std::size_t n = rows.size();
+  std::vector<term_interval> out(n);
+  std::vector<bool> present(n, false);
+  for (const auto& r : rows) {
+    if (static_cast<std::uint64_t>(r.id) < n) {
+      out[static_cast<std::size_t>(r.id)] = r.iv;
+      present[static_cast<std::size_t>(r.id)] = true;
+    }
+  }
+  for (std::size_t id = 0; id < n; ++id) {
+    if (!present[id]) {
+      return result<std::vector<term_interval>>(
+          errc::parse_error, src + ": ids must be 0.." + std::to_string(n - 1) + " with none missing; id " +
+                                 std::to_string(id) + " is missing");
+    }
+  }
+  return out;
+}
+
+/// Reads a memory-terms CSV file (a regular file within `limits`). A file with no rows is an
+/// error: there is nothing to reduce.
+[[nodiscard]] inline result<std::vector<term_interval>> read_memory_terms_csv_file(const std::string& path,
+                                                                                  input_limits limits = {}) {
+  try {
+    auto text = read_input_file(path, limits);
+    if (!text) return text.error();
+    auto rows = read_memory_terms_csv(*text, path);
+    if (rows && rows->empty()) {
+      return result<std::vector<term_interval>>(errc::parse_error, path + ":1:1: no primitives (expected rows id,first,last)");
+    }
+    return rows;
+  } catch (const std::bad_alloc&) {
+    return result<std::vector<term_interval>>(errc::out_of_memory, path + ": out of memory while reading the primitives");
+  }
+}
+
+}  // namespace xlamem
