@@ -46,7 +46,8 @@ LAYERS = {
     "jit": {"core", "alloc"},
     "passes": {"core", "graph", "packing"},
     "hlo": {"core", "graph"},
-    "io": {"core", "graph", "packing", "passes"},
+    "io": {"core", "graph", "packing", "passes", "memory_terms"},
+    "report": {"core", "graph", "packing", "passes", "hlo", "io"},
     "cuda": {"core", "alloc"},
     "llvm": {"core", "alloc", "jit"},
 }

@@ -8,6 +8,7 @@
 #include <xlamem/alloc/fixed_block_pool.hpp>
 #include <xlamem/alloc/heap_memory.hpp>
 #include <xlamem/hlo/reader.hpp>
+#include <xlamem/io/memory_stats_text.hpp>
 #include <xlamem/packing/packing.hpp>
 #include <xlamem/passes/buffer_assignment.hpp>
 #include <xlamem/xlamem.hpp>
@@ -60,10 +61,10 @@ int main() {
   if (auto ok = plan->validate(*m); !ok) return fail("invalid plan", ok.error().to_string());
   const auto& stats = plan->stats();
   if (stats.argument_size_in_bytes != 128 || stats.output_size_in_bytes != 64) {
-    return fail("plan statistics", stats.to_string());
+    return fail("plan statistics", xlamem::memory_stats_text(stats));
   }
   if (stats.temp_size_in_bytes <= 0 || stats.temp_size_in_bytes > 192) {
-    return fail("plan temporaries", stats.to_string());
+    return fail("plan temporaries", xlamem::memory_stats_text(stats));
   }
 
   // A packing: three buffers, two of them live together; the optimum is their sum.

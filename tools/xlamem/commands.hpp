@@ -18,7 +18,7 @@
 #include <fmt/format.h>
 
 #include "xlamem/error.hpp"
-#include "xlamem/io/input_file.hpp"
+#include "xlamem/input_file.hpp"
 
 namespace xlamem::cli {
 

@@ -33,7 +33,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/hlo/shape.hpp"
-#include "xlamem/io/input_file.hpp"
+#include "xlamem/input_file.hpp"
 
 namespace xlamem::hlo {
 

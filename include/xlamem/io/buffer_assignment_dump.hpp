@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
-#include "xlamem/io/input_file.hpp"
+#include "xlamem/input_file.hpp"
 #include "xlamem/passes/memory_stats.hpp"
 
 namespace xlamem {

@@ -25,7 +25,7 @@
 
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
-#include "xlamem/io/input_file.hpp"
+#include "xlamem/input_file.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {

@@ -22,7 +22,7 @@
 
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
-#include "xlamem/io/input_file.hpp"
+#include "xlamem/input_file.hpp"
 #include "xlamem/memory_terms/memory_terms.hpp"
 
 namespace xlamem {
