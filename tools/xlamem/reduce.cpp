@@ -46,6 +46,9 @@ int run_reduce(const reduce_options& opt) {
   if (!text) return fail("reduce", text.error());
   auto intervals = read_memory_terms_csv(*text, display_name(opt.file));
   if (!intervals) return fail("reduce", intervals.error());
+  if (intervals->empty()) {
+    return fail("reduce", display_name(opt.file) + ":1:1: no primitives (expected rows id,first,last)");
+  }
   std::int64_t num_lives = 0;  // as auto-sharding: the last valid end + 1
   for (const auto& iv : *intervals) {
     if (iv.valid()) num_lives = std::max(num_lives, iv.last + 1);
