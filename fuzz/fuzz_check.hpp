@@ -15,8 +15,12 @@ namespace xlamem::fuzz {
 /// Stops the run (libFuzzer saves the input) when `cond` is false.
 inline void require(bool cond, std::string_view what, std::string_view detail = {}) {
   if (cond) return;
-  std::fprintf(stderr, "fuzz invariant broken: %.*s\n%.*s\n", static_cast<int>(what.size()), what.data(),
-               static_cast<int>(detail.size()), detail.data());
+  // fwrite, not "%.*s": an empty string_view's data() may be null.
+  std::fputs("fuzz invariant broken: ", stderr);
+  std::fwrite(what.data(), 1, what.size(), stderr);
+  std::fputc('\n', stderr);
+  std::fwrite(detail.data(), 1, detail.size(), stderr);
+  std::fputc('\n', stderr);
   std::abort();
 }
 

@@ -6,13 +6,12 @@
 // reader must accept; the whole plan pipeline (dataflow, liveness, colocation, buffer
 // assignment with the XLA and heuristic packers) must give a plan that validates, and memory-
 // space propagation must run. Random bytes rarely get past a parser; this reaches the passes.
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "byte_choices.hpp"
 #include "fuzz_check.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
@@ -29,24 +28,24 @@ struct gen_shape {
 
 class generator {
  public:
-  explicit generator(FuzzedDataProvider& f) : f_(f) {}
+  explicit generator(xlamem::fuzz::byte_choices& f) : f_(f) {}
 
   std::string module() {
     std::string head = "HloModule fuzz";
-    const bool scheduled = f_.ConsumeBool();
+    const bool scheduled = f_.flag();
     if (scheduled) head += ", is_scheduled=true";
     std::vector<gen_shape> params;
-    const int np = f_.ConsumeIntegralInRange(0, 3);
+    const int np = f_.in_range(0, 3);
     for (int k = 0; k < np; ++k) params.push_back(shape(1));
     std::string entry = computation("main", params, nullptr, 0, true);
-    if (!params.empty() && f_.ConsumeBool() && !entry_root_.tuple && entry_root_.text == params[0].text) {
+    if (!params.empty() && f_.flag() && !entry_root_.tuple && entry_root_.text == params[0].text) {
       head += ", input_output_alias={ {}: (0, {}, may-alias) }";
     }
     return head + "\n\n" + callees_ + entry;
   }
 
  private:
-  FuzzedDataProvider& f_;
+  xlamem::fuzz::byte_choices& f_;
   std::string callees_;  // computations called by what was generated so far
   int next_comp_ = 0;
   gen_shape entry_root_;
@@ -54,15 +53,15 @@ class generator {
   gen_shape array() {
     static constexpr const char* types[] = {"f32", "bf16", "s32", "pred", "s8", "f64", "u8", "f16"};
     gen_shape s;
-    s.text = types[f_.ConsumeIntegralInRange<int>(0, 7)];
-    const int rank = f_.ConsumeIntegralInRange(0, 3);
+    s.text = types[f_.in_range<int>(0, 7)];
+    const int rank = f_.in_range(0, 3);
     s.text += '[';
     for (int d = 0; d < rank; ++d) {
       if (d) s.text += ',';
-      s.text += std::to_string(f_.ConsumeBool() ? f_.ConsumeIntegralInRange(1, 8) : f_.ConsumeIntegralInRange(0, 300));
+      s.text += std::to_string(f_.flag() ? f_.in_range(1, 8) : f_.in_range(0, 300));
     }
     s.text += ']';
-    const int layout = f_.ConsumeIntegralInRange(0, 3);
+    const int layout = f_.in_range(0, 3);
     if (layout >= 2) {
       s.text += '{';
       for (int d = rank - 1; d >= 0; --d) s.text += std::to_string(d) + (d ? "," : "");
@@ -72,10 +71,10 @@ class generator {
     return s;
   }
   gen_shape shape(int depth) {
-    if (depth < 3 && f_.ConsumeIntegralInRange(0, 4) == 0) {
+    if (depth < 3 && f_.in_range(0, 4) == 0) {
       gen_shape t;
       t.tuple = true;
-      const int n = f_.ConsumeIntegralInRange(1, 3);
+      const int n = f_.in_range(1, 3);
       t.text = "(";
       for (int k = 0; k < n; ++k) {
         t.elements.push_back(shape(depth + 1));
@@ -107,12 +106,12 @@ class generator {
       return vals.size() - 1;
     };
     for (std::size_t k = 0; k < params.size(); ++k) emit(params[k], "parameter(" + std::to_string(k) + ")");
-    const int steps = f_.ConsumeIntegralInRange(1, depth == 0 ? 10 : 5);
+    const int steps = f_.in_range(1, depth == 0 ? 10 : 5);
     // Bounded text: the module stays small, so each execution stays fast.
-    for (int step = 0; step < steps && f_.remaining_bytes() > 0 && callees_.size() + body.size() < 20000; ++step) {
+    for (int step = 0; step < steps && f_.remaining() > 0 && callees_.size() + body.size() < 20000; ++step) {
       // A copy: `emit` appends to `vals`, which would leave a reference dangling.
-      auto pick = [&]() -> value { return vals[f_.ConsumeIntegralInRange<std::size_t>(0, vals.size() - 1)]; };
-      const int op = vals.empty() ? 0 : f_.ConsumeIntegralInRange(0, 13);
+      auto pick = [&]() -> value { return vals[f_.in_range<std::size_t>(0, vals.size() - 1)]; };
+      const int op = vals.empty() ? 0 : f_.in_range(0, 13);
       switch (op) {
         case 0: emit(array(), "constant(0)"); break;
         case 1: {  // elementwise
@@ -124,7 +123,7 @@ class generator {
           break;
         }
         case 2: {  // tuple
-          const int n = f_.ConsumeIntegralInRange(1, 3);
+          const int n = f_.in_range(1, 3);
           gen_shape t;
           t.tuple = true;
           t.text = "(";
@@ -143,15 +142,15 @@ class generator {
         case 3: {  // get-tuple-element, or its compact form as an operand
           const value t = pick();
           if (!t.shape.tuple) break;
-          const auto k = f_.ConsumeIntegralInRange<std::size_t>(0, t.shape.elements.size() - 1);
+          const auto k = f_.in_range<std::size_t>(0, t.shape.elements.size() - 1);
           const gen_shape e = t.shape.elements[k];
-          if (f_.ConsumeBool()) emit(e, "get-tuple-element(" + t.name + "), index=" + std::to_string(k));
+          if (f_.flag()) emit(e, "get-tuple-element(" + t.name + "), index=" + std::to_string(k));
           else emit(e, "copy(" + t.name + "#" + std::to_string(k) + ")");
           break;
         }
         case 4: {  // copy or bitcast
           const value a = pick();
-          emit(a.shape, (f_.ConsumeBool() || a.shape.tuple ? "copy(" : "bitcast(") + a.name + ")");
+          emit(a.shape, (f_.flag() || a.shape.tuple ? "copy(" : "bitcast(") + a.name + ")");
           break;
         }
         case 5: {  // copy-start / copy-done
@@ -178,7 +177,7 @@ class generator {
           if (depth >= 3) break;
           std::vector<gen_shape> ps;
           std::string ops;
-          const int n = f_.ConsumeIntegralInRange(1, 3);
+          const int n = f_.in_range(1, 3);
           for (int k = 0; k < n; ++k) {
             const value a = pick();
             ps.push_back(a.shape);
@@ -206,7 +205,7 @@ class generator {
         }
         case 11: {  // conditional
           if (depth >= 3) break;
-          const int branches = f_.ConsumeIntegralInRange(1, 3);
+          const int branches = f_.in_range(1, 3);
           const gen_shape out = shape(1);
           std::string ops, names;
           for (int k = 0; k < branches; ++k) {
@@ -215,7 +214,7 @@ class generator {
             ops += ", " + a.name;
             names += (k ? ", " : "") + last_name_;
           }
-          const auto sel = emit(branches == 1 || f_.ConsumeBool() ? pred() : gen_shape{"s32[]", {}, false}, "constant(0)");
+          const auto sel = emit(branches == 1 || f_.flag() ? pred() : gen_shape{"s32[]", {}, false}, "constant(0)");
           if (vals[sel].shape.text == "pred[]" && branches != 2) {
             emit(out, "conditional(" + vals[sel].name + ops + "), branch_computations={" + names + "}");
           } else if (vals[sel].shape.text == "pred[]") {
@@ -230,7 +229,7 @@ class generator {
         default: {  // broadcast / reshape to a new array shape
           const value a = pick();
           if (a.shape.tuple) break;
-          emit(array(), (f_.ConsumeBool() ? "broadcast(" : "reshape(") + a.name + ")");
+          emit(array(), (f_.flag() ? "broadcast(" : "reshape(") + a.name + ")");
           break;
         }
       }
@@ -265,7 +264,7 @@ class generator {
   std::string build(std::vector<value>& vals, std::string& body, const gen_shape& s, Emit& emit) {
     (void)body;
     for (std::size_t k = vals.size(); k-- > 0;) {
-      if (vals[k].shape.text == s.text && f_.ConsumeBool()) {
+      if (vals[k].shape.text == s.text && f_.flag()) {
         return vals[emit(s, s.tuple ? "copy(" + vals[k].name + ")" : "negate(" + vals[k].name + ")")].name;
       }
     }
@@ -283,7 +282,7 @@ class generator {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace xlamem;
-  FuzzedDataProvider f(data, size);
+  xlamem::fuzz::byte_choices f(data, size);
   generator g(f);
   const std::string text = g.module();
   auto m = hlo::parse_module(text, "generated.hlo");
