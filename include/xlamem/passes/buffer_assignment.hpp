@@ -56,6 +56,7 @@
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/passes/colocation.hpp"
+#include "xlamem/passes/detail/interval_set.hpp"
 #include "xlamem/passes/detail/xla_order.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
@@ -269,6 +270,16 @@ class buffer_assignment {
   std::vector<buffer_info> info_;
   std::vector<char> copied_;  // per buffer: its output positions are emulated copies
   std::vector<buffer_allocation> allocations_;
+  // Per allocation, its values' live ranges, so that `maybe_assign` meets only the values
+  // whose range reaches the candidate's: scanning every value made many temporaries sharing
+  // one allocation quadratic (a 10^5-computation call chain). Brought up to date lazily from
+  // `allocations_[a].values`, which only grows, except where `forget_range_index` is called.
+  struct range_index {
+    detail::interval_set<value_id> ranges;  // values with a live range
+    std::size_t unranged = 0;               // values without one
+    std::size_t synced = 0;                 // how many of `values` are in here
+  };
+  std::vector<range_index> range_index_;
   std::vector<temp_heap> heaps_;
   std::vector<value_slice> slice_;
   compiled_memory_stats stats_;
@@ -407,6 +418,25 @@ class buffer_assignment {
 
   bool planned_value(value_id v) const { return detail::planned_value(la_, v); }
 
+  range_index& range_index_of(std::size_t alloc) {
+    if (range_index_.size() < allocations_.size()) range_index_.resize(allocations_.size());
+    auto& ix = range_index_[alloc];
+    const auto& values = allocations_[alloc].values;
+    for (; ix.synced < values.size(); ++ix.synced) {
+      const value_id v = values[ix.synced].value;
+      if (!la_.has_range(v)) {
+        ++ix.unranged;
+        continue;
+      }
+      const auto r = la_.range(v);
+      ix.ranges.insert(r.start, r.end, v);
+    }
+    return ix;
+  }
+  void forget_range_index(std::size_t alloc) {
+    if (alloc < range_index_.size()) range_index_[alloc] = range_index{};
+  }
+
   bool maybe_assign(const G& g, std::size_t alloc, buffer_id b) {
     const auto& al = allocations_[alloc];
     const auto& bi = info_[b];
@@ -414,12 +444,20 @@ class buffer_assignment {
     if (bi.size > al.size()) return false;
     if (al.is_readonly() || al.flags_.is_thread_local) return false;
     if (bi.lives_out && al.size() != bi.size) return false;
-    for (const auto& x : al.values) {
-      if (!la_.has_range(x.value)) return false;
-      for (auto v : la_.colocation().values(b)) {
-        if (!la_.has_range(v)) continue;
-        if (interferes(g, v, x.value)) return false;
-        if (is_copy_of(g, v, x.value)) return false;
+    if (al.values.empty()) {
+      add(g, alloc, b, 0);
+      return true;
+    }
+    const auto& ix = range_index_of(alloc);
+    if (ix.unranged > 0) return false;  // a value of unknown lifetime may meet any other
+    for (auto v : la_.colocation().values(b)) {
+      if (!la_.has_range(v)) continue;
+      const auto r = la_.range(v);
+      if (ix.ranges.any_meeting(r.start, r.end, [&](value_id x) { return interferes(g, v, x); })) return false;
+      if (graph_queries<G>::is_copy(g, la_.dataflow().get(v).defining.instruction)) {
+        for (const auto& x : al.values) {
+          if (is_copy_of(g, v, x.value)) return false;
+        }
       }
     }
     add(g, alloc, b, 0);
@@ -460,6 +498,7 @@ class buffer_assignment {
     emulate_output_copies(g, s);
     collect_buffer_facts(s);
     for (const buffer_id b : assignment_order()) place_buffer(g, b, s);
+    range_index_ = {};  // only reuse (`maybe_assign`) reads it
     if (auto r = pack_temporary_heaps(g, packer, s); !r) return r;
     finish_allocations(g, s);
     stats_ = stats_from_allocations(allocations_);
@@ -677,6 +716,7 @@ class buffer_assignment {
             alloc_of_buffer[b] = a;
           } else {
             auto& mv = allocations_[main].values;
+            forget_range_index(main);
             mv.erase(std::remove_if(mv.begin(), mv.end(), [&](const buffer_allocation::assigned& x) { return x.value == pv; }),
                      mv.end());
             al.flags_.size = static_cast<std::int64_t>(df.get(pv).bytes);

@@ -16,8 +16,8 @@
 /// `buffer_assignment`'s `peak_memory_in_bytes` (which counts an in-place pair twice at the
 /// step where they meet, so it can be larger).
 ///
-/// Cost: `usage_over_time` is O(buffers x range length) for non-heap allocations and
-/// O(buffers + time) for heaps; the rest is O(buffers log buffers). Plain values, no state.
+/// Cost: O(buffers log buffers + time) for `usage_over_time` and the rest. Plain values, no
+/// state.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -165,6 +166,11 @@ struct memory_timeline {
   }
   /// The allocation with `index`, or null.
   [[nodiscard]] const timeline_allocation* find_allocation(std::int64_t index) const noexcept {
+    // Allocations are usually listed by index: look there first (a report asks once per buffer).
+    if (index >= 0 && static_cast<std::size_t>(index) < allocations.size() &&
+        allocations[static_cast<std::size_t>(index)].index == index) {
+      return &allocations[static_cast<std::size_t>(index)];
+    }
     for (const auto& a : allocations) {
       if (a.index == index) return &a;
     }
@@ -180,43 +186,118 @@ struct memory_timeline {
 /// Bytes in use at one time, by kind.
 using kind_bytes = std::array<std::int64_t, buffer_kind_count>;
 
+namespace detail {
+
+/// `bytes` in use over the times `[begin, end]`.
+struct usage_piece {
+  std::int64_t begin = 0, end = 0, bytes = 0;
+};
+
+/// The bytes of one allocation in use over time, as pieces of constant use (times of no use
+/// left out), from a sweep over its buffers' starts and ends: O(k log k) for k buffers. A heap
+/// uses the bytes its live buffers cover (a segment tree over the buffers' byte boundaries
+/// counts how many live buffers cover each stretch); another allocation its largest live
+/// buffer. Times are clamped to [0, horizon).
+[[nodiscard]] inline std::vector<usage_piece> allocation_usage(const std::vector<const timeline_buffer*>& buffers,
+                                                               bool is_heap, std::int64_t horizon) {
+  struct event {
+    std::int64_t time;
+    int delta;  // +1 starts, -1 ends
+    const timeline_buffer* buffer;
+  };
+  std::vector<event> events;
+  events.reserve(2 * buffers.size());
+  for (const auto* b : buffers) {
+    if (b->size <= 0) continue;
+    const auto s = std::clamp<std::int64_t>(b->start, 0, horizon - 1);
+    const auto e = std::min(std::max(b->end, b->start), horizon - 1);
+    if (e < s) continue;
+    events.push_back({s, +1, b});
+    events.push_back({e + 1, -1, b});
+  }
+  std::sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
+
+  // The heap's byte boundaries and, per tree node, how many live buffers cover all of its
+  // stretch and how many of its bytes are covered.
+  std::vector<std::int64_t> bounds;
+  if (is_heap) {
+    for (const auto& ev : events) {
+      bounds.push_back(ev.buffer->offset);
+      bounds.push_back(ev.buffer->offset + ev.buffer->size);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  }
+  const std::size_t stretches = bounds.empty() ? 0 : bounds.size() - 1;
+  std::vector<int> cover(4 * stretches + 4, 0);
+  std::vector<std::int64_t> covered(4 * stretches + 4, 0);
+  auto update = [&](auto&& self, std::size_t node, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to,
+                    int delta) -> void {  // stretches [lo, hi) of `node`; change [from, to)
+    if (to <= lo || hi <= from) return;
+    if (from <= lo && hi <= to) {
+      cover[node] += delta;
+    } else {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      self(self, 2 * node, lo, mid, from, to, delta);
+      self(self, 2 * node + 1, mid, hi, from, to, delta);
+    }
+    if (cover[node] > 0) {
+      covered[node] = bounds[hi] - bounds[lo];
+    } else {
+      covered[node] = hi - lo == 1 ? 0 : covered[2 * node] + covered[2 * node + 1];
+    }
+  };
+  auto stretch_of = [&](std::int64_t byte) {
+    return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), byte) - bounds.begin());
+  };
+  std::multiset<std::int64_t> live_sizes;
+
+  std::vector<usage_piece> out;
+  for (std::size_t i = 0; i < events.size();) {
+    const std::int64_t time = events[i].time;
+    for (; i < events.size() && events[i].time == time; ++i) {
+      const auto* b = events[i].buffer;
+      if (is_heap) {
+        update(update, 1, 0, stretches, stretch_of(b->offset), stretch_of(b->offset + b->size), events[i].delta);
+      } else if (events[i].delta > 0) {
+        live_sizes.insert(b->size);
+      } else {
+        live_sizes.erase(live_sizes.find(b->size));
+      }
+    }
+    const std::int64_t bytes = is_heap ? (stretches > 0 ? covered[1] : 0) : (live_sizes.empty() ? 0 : *live_sizes.rbegin());
+    const std::int64_t until = i < events.size() ? events[i].time - 1 : horizon - 1;
+    if (bytes > 0 && time <= until && time < horizon) out.push_back({time, std::min(until, horizon - 1), bytes});
+  }
+  return out;
+}
+
+}  // namespace detail
+
 /// Device bytes in use at every time 0 .. horizon()-1, by kind (the kind of the allocation;
 /// host allocations are left out). A heap
 /// counts the bytes its live buffers cover (the union of their byte ranges: an operand and
 /// the in-place user that overwrites it share bytes and count once); another allocation the
 /// largest live buffer (they take its bytes one after the other).
 [[nodiscard]] inline std::vector<kind_bytes> usage_over_time(const memory_timeline& t) {
-  const auto horizon = static_cast<std::size_t>(t.horizon());
-  std::vector<kind_bytes> out(horizon, kind_bytes{});
+  const auto horizon = t.horizon();
   std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
   for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
-  std::vector<std::int64_t> local(horizon, 0);
+  // Each piece adds its bytes at `begin` and takes them away after `end`; a running sum reads.
+  std::vector<kind_bytes> out(static_cast<std::size_t>(horizon) + 1, kind_bytes{});
   for (const auto& a : t.allocations) {
     const auto it = by_alloc.find(a.index);
     if (it == by_alloc.end() || a.color == t.host_color) continue;
     const auto k = static_cast<std::size_t>(a.kind);
-    auto list = it->second;
-    // By offset: at each time, a buffer adds the bytes above the highest end below it.
-    std::stable_sort(list.begin(), list.end(),
-                     [](const timeline_buffer* x, const timeline_buffer* y) { return x->offset < y->offset; });
-    std::fill(local.begin(), local.end(), 0);
-    std::vector<std::int64_t> cursor(a.is_heap ? horizon : 0, 0);
-    for (const auto* b : list) {
-      if (b->size <= 0) continue;
-      const auto s = static_cast<std::size_t>(std::clamp<std::int64_t>(b->start, 0, t.horizon() - 1));
-      const auto e = static_cast<std::size_t>(std::clamp<std::int64_t>(b->end, b->start, t.horizon() - 1));
-      for (auto x = s; x <= e; ++x) {
-        if (a.is_heap) {
-          const auto top = b->offset + b->size;
-          local[x] += std::max<std::int64_t>(0, top - std::max(b->offset, cursor[x]));
-          cursor[x] = std::max(cursor[x], top);
-        } else {
-          local[x] = std::max(local[x], b->size);
-        }
-      }
+    for (const auto& piece : detail::allocation_usage(it->second, a.is_heap, horizon)) {
+      out[static_cast<std::size_t>(piece.begin)][k] += piece.bytes;
+      out[static_cast<std::size_t>(piece.end) + 1][k] -= piece.bytes;
     }
-    for (std::size_t x = 0; x < horizon; ++x) out[x][k] += local[x];
   }
+  for (std::size_t x = 1; x < out.size(); ++x) {
+    for (std::size_t k = 0; k < buffer_kind_count; ++k) out[x][k] += out[x - 1][k];
+  }
+  out.pop_back();
   return out;
 }
 
@@ -319,15 +400,12 @@ struct fragmentation {
 /// The most bytes of allocation `a`'s buffers live at one time: for a heap, the lower bound
 /// of any packing of it (its buffers must all fit then).
 [[nodiscard]] inline std::int64_t live_bytes_bound(const memory_timeline& t, const timeline_allocation& a) {
-  memory_timeline one;
-  one.schedule.resize(static_cast<std::size_t>(t.horizon()));
-  one.allocations.push_back(a);
-  one.allocations.back().kind = buffer_kind::temp;
+  std::vector<const timeline_buffer*> mine;
   for (const auto& b : t.buffers) {
-    if (b.allocation == a.index) one.buffers.push_back(b);
+    if (b.allocation == a.index) mine.push_back(&b);
   }
   std::int64_t best = 0;
-  for (const auto& u : usage_over_time(one)) best = std::max(best, u[static_cast<std::size_t>(buffer_kind::temp)]);
+  for (const auto& piece : detail::allocation_usage(mine, a.is_heap, t.horizon())) best = std::max(best, piece.bytes);
   return best;
 }
 
@@ -361,34 +439,61 @@ struct stacked_segment {
     return std::tuple(static_cast<int>(ax.kind), ax.index, t.buffers[x].offset) <
            std::tuple(static_cast<int>(ay.kind), ay.index, t.buffers[y].offset);
   });
+  // Nothing changes between two consecutive starts or ends, so the column is laid out once
+  // per such stretch, over the buffers live in it only (kept in stacking order): time
+  // O((stretches x live) + buffers log buffers), not O(times x buffers).
+  std::vector<std::size_t> rank(t.buffers.size(), 0);
+  for (std::size_t r = 0; r < order.size(); ++r) rank[order[r]] = r;
+  struct change {
+    std::int64_t time;
+    bool starts;
+    std::size_t rank;
+  };
+  std::vector<change> changes;
+  for (const auto i : order) {
+    const auto& b = t.buffers[i];
+    const auto from = std::max<std::int64_t>(b.start, 0);
+    const auto to = std::min<std::int64_t>(b.end, horizon - 1);
+    if (to < from) continue;
+    changes.push_back({from, true, rank[i]});
+    changes.push_back({to + 1, false, rank[i]});
+  }
+  std::sort(changes.begin(), changes.end(), [](const change& x, const change& y) { return x.time < y.time; });
   std::vector<stacked_segment> out;
   std::vector<std::int64_t> open(t.buffers.size(), -1);  // index into out of the open segment
-  for (std::int64_t now = 0; now < horizon; ++now) {
-    std::int64_t base = 0;
-    for (std::size_t k = 0; k < order.size();) {
-      // One allocation at a time: its live buffers at `now`.
-      const auto* a = alloc_of[order[k]];
-      std::size_t end = k;
-      std::size_t largest = order.size();
-      while (end < order.size() && alloc_of[order[end]] == a) {
-        const auto& b = t.buffers[order[end]];
-        if (b.start <= now && now <= b.end && (largest == order.size() || b.size > t.buffers[order[largest]].size)) {
-          largest = end;
-        }
-        ++end;
+  std::set<std::size_t> live;                             // ranks of the buffers live now
+  for (std::size_t c = 0; c < changes.size();) {
+    const std::int64_t now = changes[c].time;
+    for (; c < changes.size() && changes[c].time == now; ++c) {
+      if (changes[c].starts) {
+        live.insert(changes[c].rank);
+      } else {
+        live.erase(changes[c].rank);
+        open[order[changes[c].rank]] = -1;
       }
-      std::int64_t cursor = 0;  // heap: the highest byte covered so far at `now`
-      for (std::size_t j = k; j < end; ++j) {
-        const auto i = order[j];
+    }
+    const std::int64_t until = c < changes.size() ? changes[c].time : horizon;  // [now, until)
+    if (now >= horizon || live.empty()) continue;
+    std::int64_t base = 0;
+    for (auto k = live.begin(); k != live.end();) {
+      // One allocation at a time: its live buffers, in offset order.
+      const auto* a = alloc_of[order[*k]];
+      auto end = k;
+      std::size_t largest = order.size();  // non-heap: the first largest live buffer takes the bytes
+      for (; end != live.end() && alloc_of[order[*end]] == a; ++end) {
+        const auto& b = t.buffers[order[*end]];
+        if (largest == order.size() || b.size > t.buffers[largest].size) largest = order[*end];
+      }
+      std::int64_t cursor = 0;  // heap: the highest byte covered so far
+      for (; k != end; ++k) {
+        const auto i = order[*k];
         const auto& b = t.buffers[i];
         std::int64_t bytes = 0;
-        if (b.start <= now && now <= b.end) {
-          if (a->is_heap) {
-            bytes = std::max<std::int64_t>(0, b.offset + b.size - std::max(b.offset, cursor));
-            cursor = std::max(cursor, b.offset + b.size);
-          } else if (j == largest) {
-            bytes = b.size;
-          }
+        if (a->is_heap) {
+          bytes = std::max<std::int64_t>(0, b.offset + b.size - std::max(b.offset, cursor));
+          cursor = std::max(cursor, b.offset + b.size);
+        } else if (i == largest) {
+          bytes = b.size;
         }
         if (bytes <= 0) {
           open[i] = -1;
@@ -397,16 +502,15 @@ struct stacked_segment {
         if (open[i] >= 0) {
           auto& seg = out[static_cast<std::size_t>(open[i])];
           if (seg.base == base && seg.bytes == bytes && seg.end == now) {
-            seg.end = now + 1;
+            seg.end = until;
             base += bytes;
             continue;
           }
         }
         open[i] = static_cast<std::int64_t>(out.size());
-        out.push_back({i, now, now + 1, base, bytes});
+        out.push_back({i, now, until, base, bytes});
         base += bytes;
       }
-      k = end;
     }
   }
   return out;
