@@ -183,6 +183,9 @@ struct graph_traits<hlo::module> {
     const hlo::shape* b = m[user].shape.subshape(user_index);
     if (a == nullptr || b == nullptr || !a->is_array() || !b->is_array()) return false;
     if (a->type != b->type || a->dims != b->dims || a->byte_size() != b->byte_size()) return false;
+    // XLA: "the operand and user emit the same shape and layout" (ShapeUtil::Equal): a
+    // transposing copy, or LAPACK's column-major result copied to row-major, gets its own buffer.
+    if (a->has_layout && b->has_layout && !(a->layout == b->layout)) return false;
     const auto& u = m[user];
     if (u.opcode == hlo::opcodes::fusion) {
       const std::string* kind = u.find_attribute("kind");
