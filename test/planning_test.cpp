@@ -518,6 +518,68 @@ ENTRY %main (a: f32[64,64]) -> f32[64,64] {
     CHECK_FALSE((slice("b").allocation == slice("y").allocation && slice("b").offset == slice("y").offset));
   }
 
+  TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule, issue 15 (b))") {
+    // XLA's CanShareOperandBufferWithUser asks ShapeUtil::Equal, layouts included: %t, a
+    // column-major result of row-major %x (LAPACK's results, a transposing fusion), gets its
+    // own bytes; %s, of %t's layout, writes over %t.
+    const module m = parse(R"(HloModule layouts, is_scheduled=true
+ENTRY %main (a: f32[64,64]) -> f32[64,64] {
+  %a = f32[64,64]{1,0} parameter(0)
+  %x = f32[64,64]{1,0} exponential(%a)
+  %t = f32[64,64]{0,1} negate(%x)
+  %s = f32[64,64]{0,1} negate(%t)
+  ROOT %r = f32[64,64]{1,0} copy(%s)
+}
+)");
+    buffer_assignment_options o;
+    o.solver = xlamem::solver_kind::xla;
+    const auto a = plan(m, o);
+    const auto& df = a.dataflow();
+    auto slice = [&](const char* name) {
+      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
+      REQUIRE(v.has_value());
+      const auto sl = a.slice_of(*v);
+      REQUIRE(sl.has_value());
+      return *sl;
+    };
+    CHECK_FALSE((slice("t").allocation == slice("x").allocation && slice("t").offset == slice("x").offset));
+    CHECK(slice("s").allocation == slice("t").allocation);
+    CHECK(slice("s").offset == slice("t").offset);
+  }
+
+  TEST_CASE("a buffer of two values never takes over an operand's chunk (XLA's heap simulator)") {
+    // Temporaries (the heap). %m's buffer also holds %d, the in-place dynamic-update-slice
+    // over it. XLA's heap simulator shares only between buffers of one value each, so %m gets
+    // its own chunk although %x dies where %m is defined, and %n does not take over %d's.
+    const module m = parse(R"(HloModule take_over, is_scheduled=true
+ENTRY %main (a: f32[64], u: f32[8], i: s32[]) -> f32[8] {
+  %a = f32[64]{0} parameter(0)
+  %u = f32[8]{0} parameter(1)
+  %i = s32[] parameter(2)
+  %x = f32[64]{0} exponential(%a)
+  %m = f32[64]{0} negate(%x)
+  %d = f32[64]{0} dynamic-update-slice(%m, %u, %i)
+  %n = f32[64]{0} negate(%d)
+  ROOT %r = f32[8]{0} slice(%n), slice={[0:8]}
+}
+)");
+    buffer_assignment_options o;
+    o.solver = xlamem::solver_kind::xla;
+    const auto a = plan(m, o);
+    const auto& df = a.dataflow();
+    auto slice = [&](const char* name) {
+      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
+      REQUIRE(v.has_value());
+      const auto sl = a.slice_of(*v);
+      REQUIRE(sl.has_value());
+      return *sl;
+    };
+    CHECK(slice("d").allocation == slice("m").allocation);
+    CHECK(slice("d").offset == slice("m").offset);
+    CHECK_FALSE((slice("m").allocation == slice("x").allocation && slice("m").offset == slice("x").offset));
+    CHECK_FALSE((slice("n").allocation == slice("d").allocation && slice("n").offset == slice("d").offset));
+  }
+
   TEST_CASE("a conditional's result is a phi: each branch result ends with its branch") {
     const module m = parse(R"(HloModule cond, is_scheduled=true
 %first (p0: f32[256]) -> f32[256] {

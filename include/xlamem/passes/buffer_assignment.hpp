@@ -863,6 +863,14 @@ class buffer_assignment {
       ghull[k] = info_[bufs[k]].hull;
       local[bufs[k]] = k;
     }
+    // XLA shares only between buffers of one value each ("we don't support sharing an
+    // aliased buffer with its operand"): an in-place update's buffer, or a loop's, never
+    // takes over an operand's chunk, nor is taken over.
+    auto single_value = [&](buffer_id b) {
+      std::size_t n = 0;
+      for (auto v : co.values(b)) n += planned_value(v) ? 1 : 0;
+      return n == 1;
+    };
     if (options_.reuse_allocations) {
       std::vector<std::size_t> by_start(bufs.size());
       for (std::size_t k = 0; k < bufs.size(); ++k) by_start[k] = k;
@@ -871,6 +879,7 @@ class buffer_assignment {
       for (const std::size_t k : by_start) {
         const buffer_id b = bufs[k];
         const auto start = info_[b].hull.start;
+        if (!single_value(b)) continue;
         bool shared = false;
         for (auto v : co.values(b)) {
           if (shared || !la_.has_range(v) || la_.range(v).start != start) continue;
@@ -879,7 +888,7 @@ class buffer_assignment {
           for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
             for (auto w : df.value_set(op, {})) {
               const auto a = co.buffer_of(w);
-              if (a == b || local[a] == none) continue;
+              if (a == b || local[a] == none || !single_value(a)) continue;
               const auto root = find(local[a]);
               if (root == find(k) || ghull[root].end != start || info_[a].size != info_[b].size) continue;
               if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
