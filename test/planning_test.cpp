@@ -25,7 +25,7 @@
 #include "xlamem/io/live_range_text.hpp"
 #include "xlamem/io/memory_stats_text.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
-#include "xlamem/passes/detail/interval_set.hpp"
+#include "xlamem/packing/interval_set.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
 

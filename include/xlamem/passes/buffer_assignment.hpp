@@ -56,7 +56,7 @@
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/passes/colocation.hpp"
-#include "xlamem/passes/detail/interval_set.hpp"
+#include "xlamem/packing/interval_set.hpp"
 #include "xlamem/passes/detail/xla_order.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
@@ -937,7 +937,9 @@ class buffer_assignment {
       return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
     }
     placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), keys);
-    h.lower_bound = temp_lower_bound(h.problem);
+    // Over the values' own intervals, as XLA places them (a colocated group's hull is not a
+    // lower bound: others may sit in its dead gaps).
+    h.lower_bound = temp_lower_bound(detail::pieces_problem(h.problem, keys));
     if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
       h.solution = std::move(xla);  // the baseline, or already optimal
     } else {

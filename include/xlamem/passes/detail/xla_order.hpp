@@ -168,6 +168,8 @@ template <class Liveness, class BufferId, class ValueId>
   keys.own_duration.assign(items, 0);
   keys.span.assign(items, 0);
   keys.rank.assign(items, 0);
+  keys.pieces.assign(items, {});
+  for (std::size_t i = 0; i < vals.size(); ++i) keys.pieces[vals[i].item].emplace_back(t_start[i], t_end[i]);
   std::vector<std::int64_t> first(items, -1), lo(items, -1), hi(items, -1);
   for (std::size_t i = 0; i < vals.size(); ++i) {  // in start order: the first seen is the first value
     const auto it = vals[i].item;

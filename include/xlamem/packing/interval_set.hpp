@@ -4,7 +4,8 @@
 /// interval in time proportional to log n plus the number visited: a treap ordered by the
 /// intervals' starts, each node knowing the latest end in its subtree. Buffer assignment keeps
 /// one per allocation, so that asking whether a buffer can join an allocation meets only the
-/// values whose lifetimes reach it, not every value already there.
+/// values whose lifetimes reach it, not every value already there; XLA's best fit keeps the
+/// placed pieces of colocated items in one.
 #pragma once
 
 #include <algorithm>
