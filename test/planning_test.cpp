@@ -378,6 +378,17 @@ TEST_SUITE("planning/memory_stats") {
   }
 }
 
+/// The slice of the one value instruction `name` of ENTRY main defines at shape index {}.
+template <class Assignment>
+xlamem::value_slice entry_slice(const Assignment& a, const xlamem::hlo::module& m, const char* name) {
+  const auto& df = a.dataflow();
+  const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
+  REQUIRE(v.has_value());
+  const auto s = a.slice_of(*v);
+  REQUIRE(s.has_value());
+  return *s;
+}
+
 TEST_SUITE("planning/interval_set") {
 TEST_CASE("interval_set finds exactly the intervals meeting a query, as a scan would") {
   // Buffer assignment's reuse test leans on it: a missed interval is a wrong plan.
@@ -505,14 +516,7 @@ ENTRY %main (a: f32[64,64]) -> f32[64,64] {
     buffer_assignment_options o;
     o.solver = xlamem::solver_kind::xla;
     const auto a = plan(m, o);
-    const auto& df = a.dataflow();
-    auto slice = [&](const char* name) {
-      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
-      REQUIRE(v.has_value());
-      const auto s = a.slice_of(*v);
-      REQUIRE(s.has_value());
-      return *s;
-    };
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
     CHECK(slice("e").allocation == slice("x").allocation);
     CHECK(slice("e").offset == slice("x").offset);
     CHECK_FALSE((slice("b").allocation == slice("y").allocation && slice("b").offset == slice("y").offset));
@@ -534,14 +538,7 @@ ENTRY %main (a: f32[64,64]) -> f32[64,64] {
     buffer_assignment_options o;
     o.solver = xlamem::solver_kind::xla;
     const auto a = plan(m, o);
-    const auto& df = a.dataflow();
-    auto slice = [&](const char* name) {
-      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
-      REQUIRE(v.has_value());
-      const auto sl = a.slice_of(*v);
-      REQUIRE(sl.has_value());
-      return *sl;
-    };
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
     CHECK_FALSE((slice("t").allocation == slice("x").allocation && slice("t").offset == slice("x").offset));
     CHECK(slice("s").allocation == slice("t").allocation);
     CHECK(slice("s").offset == slice("t").offset);
@@ -566,14 +563,7 @@ ENTRY %main (a: f32[64], u: f32[8], i: s32[]) -> f32[8] {
     buffer_assignment_options o;
     o.solver = xlamem::solver_kind::xla;
     const auto a = plan(m, o);
-    const auto& df = a.dataflow();
-    auto slice = [&](const char* name) {
-      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), {});
-      REQUIRE(v.has_value());
-      const auto sl = a.slice_of(*v);
-      REQUIRE(sl.has_value());
-      return *sl;
-    };
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
     CHECK(slice("d").allocation == slice("m").allocation);
     CHECK(slice("d").offset == slice("m").offset);
     CHECK_FALSE((slice("m").allocation == slice("x").allocation && slice("m").offset == slice("x").offset));

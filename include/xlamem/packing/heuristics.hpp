@@ -50,6 +50,26 @@ inline std::int64_t align_up_i64(std::int64_t x, std::int64_t a) noexcept {
   return (x + a - 1) / a * a;
 }
 
+/// Where a buffer of `size` goes among the byte ranges `used` (sorted) that conflict with it:
+/// the smallest gap that fits, measured from its aligned start as XLA measures a free chunk
+/// (`best`), or the lowest (`first`); else on top of them all.
+inline std::int64_t gap_offset(const std::vector<std::pair<std::int64_t, std::int64_t>>& used, std::int64_t size,
+                               std::int64_t alignment, fit_rule rule) {
+  std::int64_t cursor = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
+  for (const auto& [lo, hi] : used) {
+    const auto start = align_up_i64(cursor, alignment);
+    if (lo > start && lo - start >= size) {
+      if (rule == fit_rule::first) return start;
+      if (lo - start < best_gap) {
+        best_gap = lo - start;
+        best = start;
+      }
+    }
+    cursor = std::max(cursor, hi);
+  }
+  return best >= 0 ? best : align_up_i64(cursor, alignment);
+}
+
 /// Places buffers in `order` (fixed buffers first, wherever they appear), each into a gap
 /// among the already placed conflicting buffers chosen by `rule`. Returns the offsets. The
 /// placed conflicting buffers come from a `placed_index`, not from conflict lists: O(log S + k
@@ -84,23 +104,7 @@ inline placement place_in_order(const packing_problem& p, const interval_graph& 
       used.emplace_back(out.offsets[ju], out.offsets[ju] + p.buffers[ju].size);
     });
     std::sort(used.begin(), used.end());
-    std::int64_t cursor = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
-    for (const auto& [lo, hi] : used) {
-      const auto start = align_up_i64(cursor, b.alignment);
-      if (lo > start && lo - start >= b.size) {
-        const auto gap = lo - start;  // XLA measures a free chunk from its aligned start
-        if (rule == fit_rule::first) {
-          best = start;
-          break;
-        }
-        if (gap < best_gap) {
-          best_gap = gap;
-          best = start;
-        }
-      }
-      cursor = std::max(cursor, hi);
-    }
-    out.offsets[i] = best >= 0 ? best : align_up_i64(cursor, b.alignment);
+    out.offsets[i] = gap_offset(used, b.size, b.alignment, rule);
     index.insert(bi);
   }
   return out;

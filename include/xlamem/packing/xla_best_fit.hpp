@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -48,8 +47,8 @@ struct xla_heap_keys {
 namespace detail {
 
 /// Best fit in `order` where item i occupies its chunk only during `pieces[i]` (closed
-/// intervals): the gaps among the placed items whose pieces meet one of i's, the smallest
-/// that fits from its aligned start, else on top. The rule of `place_in_order` otherwise.
+/// intervals): `gap_offset` among the placed items whose pieces meet one of i's, as
+/// `place_in_order` does among conflicting buffers.
 inline placement place_pieces_in_order(const packing_problem& p, const std::vector<int>& order,
                                        const std::vector<std::vector<std::pair<std::int64_t, std::int64_t>>>& pieces) {
   placement out;
@@ -69,16 +68,7 @@ inline placement place_pieces_in_order(const packing_problem& p, const std::vect
       });
     }
     std::sort(used.begin(), used.end());
-    std::int64_t cursor = 0, best = -1, best_gap = std::numeric_limits<std::int64_t>::max();
-    for (const auto& [lo, hi] : used) {
-      const auto start = align_up_i64(cursor, b.alignment);
-      if (lo > start && lo - start >= b.size && lo - start < best_gap) {
-        best_gap = lo - start;  // XLA measures a free chunk from its aligned start
-        best = start;
-      }
-      cursor = std::max(cursor, hi);
-    }
-    out.offsets[i] = best >= 0 ? best : align_up_i64(cursor, b.alignment);
+    out.offsets[i] = gap_offset(used, b.size, b.alignment, fit_rule::best);
     for (const auto& [lo, hi] : pieces[i]) placed.insert(lo, hi, bi);
   }
   return out;
