@@ -1269,7 +1269,8 @@ ENTRY %main (p: f32[4]) -> f32[4] {
   ROOT %r = f32[4]{0} multiply(%a, %w#1)
 }
 )");
-    // One get-tuple-element per (tuple, index), shared by every use, just before its first user.
+    // One get-tuple-element per (tuple, index), shared by every use, where a breadth-first
+    // schedule has it (next test).
     const auto& body = m[*m.find_computation("body")];
     REQUIRE(body.instructions.size() == 7);
     const auto s0 = find(m, "body", "s_gte0");
@@ -1279,8 +1280,9 @@ ENTRY %main (p: f32[4]) -> f32[4] {
     CHECK(m[s0].operands == std::vector<hlo::instruction_id>{find(m, "body", "s")});
     CHECK(hlo::to_string(m[s1].shape) == "f32[4]{0}");
     CHECK(m[find(m, "body", "i")].operands[0] == s0);
-    CHECK(body.instructions[2] == s0);  // after %s and %one, before %i
-    CHECK(body.instructions[3] == find(m, "body", "i"));
+    CHECK(body.instructions[2] == s0);  // after %s and %one (ready first), before %i
+    CHECK(body.instructions[3] == s1);
+    CHECK(body.instructions[4] == find(m, "body", "i"));
     const auto w1 = find(m, "main", "w_gte1");
     CHECK(m[find(m, "main", "a")].operands[0] == w1);
     CHECK(m[find(m, "main", "r")].operands[1] == w1);  // shared, not a second GTE
@@ -1302,6 +1304,36 @@ ENTRY %main (p: f32[4]) -> f32[4] {
     const auto& set = a->value_set(w1, {});
     REQUIRE(set.size() == 1);
     CHECK(a->get(set[0]).is_phi);
+  }
+
+  TEST_CASE("compact get-tuple-element operands are scheduled breadth-first, as XLA:CPU ran them") {
+    // The shape of jax 0.12's sort_topk: XLA's live-range dump has the get-tuple-elements of
+    // %cc right after %a, not before the root that prints them, so %cc's index table dies
+    // there (its HloLiveRange 1-4; placed before the root it would live to 7).
+    const auto m = parse_ok(R"(HloModule bfs, is_scheduled=true
+
+ENTRY %main (x: f32[8]) -> (f32[8], f32[8], f32[8]) {
+  %x = f32[8]{0} parameter(0)
+  %cc = (f32[8]{0}, f32[8]{0}) custom-call(%x), custom_call_target="two"
+  %a = f32[8]{0} negate(%x)
+  %b = f32[8]{0} exponential(%a)
+  %c = f32[8]{0} sqrt(%b)
+  ROOT %r = (f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(%cc#0, %cc#1, %c)
+}
+)");
+    const auto& entry = m[*m.find_computation("main")];
+    std::vector<std::string> names;
+    for (const auto i : entry.instructions) names.push_back(m[i].name);
+    // %a became ready with %cc (both read only %x), the get-tuple-elements when %cc ran, %b
+    // when %a ran: that is the breadth-first order.
+    CHECK(names == std::vector<std::string>{"x", "cc", "a", "cc_gte0", "cc_gte1", "b", "c", "r"});
+    // Text not in dependency order (an operand printed after its reader) is no schedule: the
+    // get-tuple-element stays just before its reader.
+    const auto f = parse_ok("HloModule m\nENTRY e {\n  ROOT n = f32[] negate(q#0)\n  q = (f32[], s32[]) parameter(0)\n}\n");
+    const auto& e = f[*f.find_computation("e")];
+    REQUIRE(e.instructions.size() == 3);
+    CHECK(f[e.instructions[0]].name == "q_gte0");
+    CHECK(f[e.instructions[1]].name == "n");
   }
 
   TEST_CASE("compact get-tuple-element: bad index, non-tuple operand, missing index, name clash") {

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <algorithm>
+#include <deque>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -1010,11 +1011,73 @@ class hlo_parser {
     return true;
   }
 
+  /// XLA's printer leaves out the get-tuple-elements it prints as `%t#i` operands, but they
+  /// are in its schedule, and a tuple's index table lives until the last of them. XLA:CPU
+  /// schedules a computation breadth-first: a get-tuple-element is ready once its tuple has
+  /// run, so it runs before every instruction that became ready later, that is, whose last
+  /// operand runs after that tuple. This moves each materialised get-tuple-element (`order`
+  /// has them just before their first user) to that place: after its tuple, before the first
+  /// printed instruction whose last operand is the tuple or later, or that reads it. When the
+  /// printed order is not breadth-first the result is still a valid order.
+  void place_compact_gtes(std::vector<instruction_id>& order, std::size_t made) const {
+    // The computation's ids are contiguous: its printed instructions, then the `made` ones.
+    const std::size_t n = order.size(), printed = n - made;
+    const std::size_t base = index_of(*std::min_element(order.begin(), order.end()));
+    auto local = [&](instruction_id id) { return index_of(id) - base; };
+    auto id_of = [&](std::size_t r) { return static_cast<instruction_id>(base + r); };
+    std::vector<std::vector<std::size_t>> gtes_of(n);  // by tuple, in the order they were made
+    for (std::size_t g = printed; g < n; ++g) gtes_of[local(m_[id_of(g)].operands.front())].push_back(g);
+    constexpr std::size_t unplaced = static_cast<std::size_t>(-1);
+    std::vector<std::size_t> pos(n, unplaced);
+    std::vector<std::size_t> wanted_by(n, unplaced);  // the printed instruction that reads it
+    std::deque<std::size_t> ready;                    // get-tuple-elements of placed tuples, FIFO
+    std::vector<instruction_id> out;
+    out.reserve(n);
+    auto place = [&](std::size_t r) {
+      pos[r] = out.size();
+      out.push_back(id_of(r));
+      for (const std::size_t g : gtes_of[r]) ready.push_back(g);
+    };
+    for (const instruction_id id : order) {
+      const std::size_t r = local(id);
+      if (r >= printed) continue;
+      std::size_t waiting = 0;  // operands not placed yet (materialised, so in `ready` or behind)
+      std::size_t last = unplaced;  // position of the last placed operand
+      auto later = [&](std::size_t p) { last = last == unplaced ? p : std::max(last, p); };
+      for (const instruction_id op : m_[id].operands) {
+        const std::size_t q = local(op);
+        if (pos[q] != unplaced) {
+          later(pos[q]);
+        } else if (wanted_by[q] != r) {
+          wanted_by[q] = r;
+          ++waiting;
+        }
+      }
+      while (!ready.empty()) {
+        const std::size_t f = ready.front();
+        const std::size_t ready_at = pos[local(m_[id_of(f)].operands.front())];
+        if (waiting == 0 && (last == unplaced || ready_at > last)) break;
+        ready.pop_front();
+        place(f);
+        if (wanted_by[f] == r) {
+          --waiting;
+          later(pos[f]);
+        }
+      }
+      // An operand printed after its reader: the text is not in dependency order, so it is
+      // no schedule to fit; keep the first placement.
+      if (waiting != 0) return;
+      place(r);
+    }
+    for (; !ready.empty(); ready.pop_front()) place(ready.front());  // read by nothing: keep it
+    order = std::move(out);
+  }
+
   bool finish_computation(computation_id cid, const std::unordered_map<std::string_view, instruction_id>& by_name,
                           const std::vector<instruction_id>& local, std::size_t comp_pos) {
     if (local.empty()) return fail(comp_pos, "computation " + quoted(m_[cid].name) + " has no instructions");
     // Operands. Compact GTE operands create get-tuple-element instructions, one per (tuple,
-    // index), placed just before their first user (where XLA's printer left them out).
+    // index), first placed just before their first user, then where XLA scheduled them.
     std::vector<instruction_id> order;
     order.reserve(local.size());
     std::unordered_map<std::uint64_t, instruction_id> gtes;  // (tuple id << 32 | index) -> GTE
@@ -1065,6 +1128,7 @@ class hlo_parser {
       order.push_back(local[k]);
     }
     names_taken_.clear();
+    if (!gtes.empty()) place_compact_gtes(order, gtes.size());
     computation& c = m_[cid];
     c.instructions = order;
     const std::vector<instruction_id>& all = c.instructions;  // ids contiguous from all.front()
