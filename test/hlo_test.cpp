@@ -745,6 +745,75 @@ ENTRY e {
     CHECK(plain->value_set(W, {1}) == both);  // the init and the inner negate, side by side
   }
 
+  TEST_CASE("SSA form: a loop passing a loop-carried value through makes no phi of its own") {
+    // Issue 15 item (d), the shape of reverse_scan_grad: w2 passes w1's loop-carried vector
+    // through unchanged. Before phis exist, two values (p and v2) reach w2's element {1}, but
+    // once w1 has its phi, only that phi does (the other input is w2's own element): XLA's
+    // Phi() makes none there, and w1's phi lives until w2 ends.
+    const auto m = parse_ok(R"(HloModule m
+c1 {
+  cp = (s32[], f32[4]{0}) parameter(0)
+  ci = s32[] get-tuple-element(cp), index=0
+  lim = s32[] constant(10)
+  ROOT lt = pred[] compare(ci, lim), direction=LT
+}
+b1 {
+  bp = (s32[], f32[4]{0}) parameter(0)
+  i = s32[] get-tuple-element(bp), index=0
+  v = f32[4]{0} get-tuple-element(bp), index=1
+  one = s32[] constant(1)
+  i2 = s32[] add(i, one)
+  v2 = f32[4]{0} negate(v)
+  ROOT bt = (s32[], f32[4]{0}) tuple(i2, v2)
+}
+c2 {
+  dp = (s32[], f32[4]{0}) parameter(0)
+  di = s32[] get-tuple-element(dp), index=0
+  dlim = s32[] constant(5)
+  ROOT dlt = pred[] compare(di, dlim), direction=LT
+}
+b2 {
+  ep = (s32[], f32[4]{0}) parameter(0)
+  j = s32[] get-tuple-element(ep), index=0
+  u = f32[4]{0} get-tuple-element(ep), index=1
+  eone = s32[] constant(1)
+  j2 = s32[] add(j, eone)
+  ROOT et = (s32[], f32[4]{0}) tuple(j2, u)
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]{0}) tuple(zero, p)
+  w1 = (s32[], f32[4]{0}) while(init), condition=c1, body=b1
+  x = f32[4]{0} get-tuple-element(w1), index=1
+  zero2 = s32[] constant(0)
+  init2 = (s32[], f32[4]{0}) tuple(zero2, x)
+  ROOT w2 = (s32[], f32[4]{0}) while(init2), condition=c2, body=b2
+})");
+    dataflow_options ssa;
+    ssa.ssa_form = true;
+    auto a = analysis::run(m, ssa);
+    REQUIRE(a.has_value());
+    const auto W1 = find(m, "e", "w1"), W2 = find(m, "e", "w2");
+    const auto phi = a->value_defined_at(W1, {1});
+    REQUIRE(phi.has_value());
+    CHECK(a->get(*phi).is_phi);
+    for (const auto n : {W2, find(m, "b2", "ep"), find(m, "c2", "dp"), find(m, "b2", "u")}) {
+      CHECK_FALSE(a->value_defined_at(n, n == find(m, "b2", "u") ? shape_index{} : shape_index{1}).has_value());
+    }
+    CHECK(a->value_set(W2, {1}) == std::vector<analysis::value_id>{*phi});
+    CHECK(a->value_set(find(m, "b2", "ep"), {1}) == std::vector<analysis::value_id>{*phi});
+    // w2's counter does change: a phi, as before. Value ids have no gaps.
+    const auto counter = a->value_defined_at(W2, {0});
+    REQUIRE(counter.has_value());
+    CHECK(a->get(*counter).is_phi);
+    for (std::size_t v = 0; v < a->values().size(); ++v) CHECK(a->values()[v].id == v);
+    // No value is the removed phi: every position of w2{1} holds w1's phi, and it is used by w2.
+    bool used_by_w2 = false;
+    for (const auto& u : a->get(*phi).uses) used_by_w2 = used_by_w2 || u.instruction == W2;
+    CHECK(used_by_w2);
+  }
+
   TEST_CASE("call and conditional bind parameters to operands and outputs to roots") {
     const auto m = parse_ok(R"(HloModule m
 callee {

@@ -470,18 +470,27 @@ class dataflow_analysis {
     // added, so this ends too. The fixed point is the least one whatever the visiting order,
     // so the worklist gives the same sets (and, phis being numbered after it, the same ids)
     // as sweeping every instruction until nothing changes.
+    // A phi that, once propagation settles, only one other value reaches is removed again (a
+    // loop passing an element through reaches its own phi; XLA's Phi() discounts that input),
+    // and its place takes that value in the next round. Rounds end when no phi is added or
+    // removed; each removal replaces a phi by one value, so they do end.
     dependents_.assign(instrs_.size(), {});
     visited_.assign(instrs_.size(), 0);
+    std::vector<std::uint8_t> removed;  // per value: a phi taken out again
     for (;;) {
       auto r = propagate();
       if (!r) return r;
-      if (!options_.ssa_form || !add_phis()) break;
+      if (!options_.ssa_form) break;
+      auto dropped = remove_single_input_phis(removed);
+      if (!dropped) return dropped.error();
+      if (!add_phis() && !*dropped) break;
       for (auto& d : instrs_) {
         for (std::size_t k = 0; k < d.indices.size(); ++k) {
           if (d.defined[k] == no_value) d.sets[k].clear();
         }
       }
     }
+    if (std::find(removed.begin(), removed.end(), std::uint8_t{1}) != removed.end()) renumber_values(removed);
     if (options_.ssa_form) {
       for (std::size_t n = 0; n < instrs_.size(); ++n) {
         auto& d = instrs_[n];
@@ -594,8 +603,8 @@ class dataflow_analysis {
       auto& deps = dependents_[src];
       if (deps.empty() || deps.back() != visiting_) deps.push_back(visiting_);
     }
-    const auto copy = instrs_[src].sets[*k];  // may alias dst's container
-    merge_into(dst, copy, changed);
+    // src != n, so the set read is never `dst` (which is n's, or a local): no copy needed.
+    merge_into(dst, instrs_[src].sets[*k], changed);
     return {};
   }
 
@@ -638,6 +647,53 @@ class dataflow_analysis {
       }
     }
     return added;
+  }
+
+  /// Takes out every phi that only one value besides itself reaches. @returns whether any.
+  result<bool> remove_single_input_phis(std::vector<std::uint8_t>& removed) {
+    removed.resize(values_.size(), 0);
+    bool any = false;
+    std::vector<value_id> in;
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      auto& d = instrs_[n];
+      for (std::size_t k = 0; k < d.indices.size(); ++k) {
+        const value_id v = d.defined[k];
+        if (v == no_value || !values_[v].is_phi) continue;
+        in.clear();
+        bool changed = false;
+        auto r = gather(n, k, in, changed);
+        if (!r) return r.error();
+        in.erase(std::remove(in.begin(), in.end(), v), in.end());
+        if (in.size() != 1) continue;
+        d.defined[k] = no_value;
+        removed[v] = 1;
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  /// Drops the removed phis from the value table; the others keep their order (and so the
+  /// order of ids that ties are broken by), numbered without gaps.
+  void renumber_values(const std::vector<std::uint8_t>& removed) {
+    std::vector<value_id> to(values_.size(), no_value);
+    std::size_t next = 0;
+    for (std::size_t v = 0; v < values_.size(); ++v) {
+      if (v < removed.size() && removed[v]) continue;
+      to[v] = static_cast<value_id>(next);
+      if (next != v) values_[next] = std::move(values_[v]);
+      values_[next].id = static_cast<value_id>(next);
+      ++next;
+    }
+    values_.resize(next);
+    for (auto& d : instrs_) {
+      for (auto& v : d.defined) {
+        if (v != no_value) v = to[v];
+      }
+      for (auto& set : d.sets) {
+        for (auto& v : set) v = to[v];
+      }
+    }
   }
 
   result<void> update(std::size_t n, bool& changed) {
