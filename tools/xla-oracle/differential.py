@@ -6,7 +6,8 @@ For each program it runs `xlamem plan FILE --solver xla --json` and `xlamem plan
 (the default solver) and checks five properties against XLA's own answers:
 
   read          both runs exit 0 (the reader, dataflow and planning accept the module)
-  bytes         argument, output and alias bytes equal XLA's
+  bytes         argument, output and alias bytes equal XLA's (and total_allocation_bytes where
+                memory_analysis() reports it: JAX >= 0.11)
   temp_xla      temp with --solver xla equals XLA's temp
   temp_default  temp with the default solver is at most XLA's
   live_ranges   every value's live range equals XLA's HloLiveRange (as sets of name{index}:s-e)
@@ -238,6 +239,10 @@ def measure(tool: str, corpus: str, version: str, name: str, entry: dict) -> dic
 
     bad = [f"{k.replace('_size_in_bytes', '')}: ours {sx[k]:,}, XLA {ref[k]:,} ({sx[k] - ref[k]:+,})"
            for k in FIELDS if sx[k] != ref[k]]
+    # JAX >= 0.11 also reports the total of the allocations (without thread-local ones).
+    if "total_allocation_bytes" in ma and sx["total_allocation_bytes"] != ma["total_allocation_bytes"]:
+        t, o = ma["total_allocation_bytes"], sx["total_allocation_bytes"]
+        bad.append(f"total_allocation_bytes: ours {o:,}, XLA {t:,} ({o - t:+,})")
     res["props"]["bytes"] = not bad
     if bad:
         res["causes"]["bytes"] = {"class": "planning", "detail": "; ".join(bad)}
