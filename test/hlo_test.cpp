@@ -814,6 +814,93 @@ ENTRY e {
     CHECK(used_by_w2);
   }
 
+  TEST_CASE("recv-done forwards the recv's data; send forwards its operand to {0}") {
+    // HloDataflowAnalysis::UpdateRecvDoneValueSet and UpdateSendValueSet.
+    const auto m = parse_ok(R"(HloModule sr
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  tok = token[] after-all()
+  s = (f32[4]{0}, u32[], token[]) send(p, tok), channel_id=2
+  sd = token[] send-done(s), channel_id=2
+  r = (f32[4]{0}, u32[], token[]) recv(tok), channel_id=1
+  rd = (f32[4]{0}, token[]) recv-done(r), channel_id=1
+  d = f32[4]{0} get-tuple-element(rd), index=0
+  ROOT a = f32[4]{0} add(d, p)
+})");
+    auto a = analysis::run(m);
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    const auto R = find(m, "e", "r"), RD = find(m, "e", "rd"), S = find(m, "e", "s"), P = find(m, "e", "p");
+    const auto data = a->value_defined_at(R, {0});
+    REQUIRE(data.has_value());
+    CHECK_FALSE(a->value_defined_at(RD, {0}).has_value());
+    CHECK(a->value_set(RD, {0}) == std::vector<analysis::value_id>{*data});
+    CHECK(a->value_defined_at(RD, {1}).has_value());  // its own token
+    CHECK(a->value_set(S, {0}) == a->value_set(P, {}));
+    CHECK(a->value_defined_at(S, {1}).has_value());  // the context
+  }
+
+  TEST_CASE("forwarding opcodes: barriers, domain, add-dependency, async and collective start/done; scatter in place") {
+    // One module with a row of docs/hlo.md's opcode table each (HloDataflowAnalysis's
+    // Update*ValueSet for the forwarding ones, GetInPlaceInputOutputPairs for scatter).
+    const auto m = parse_ok(R"(HloModule fw
+sum {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+wrapped {
+  w = f32[4]{0} parameter(0)
+  ROOT wn = f32[4]{0} negate(w)
+}
+ENTRY e {
+  p = f32[4]{0} parameter(0)
+  q = f32[4]{0} parameter(1)
+  u = f32[1]{0} parameter(2)
+  t = (f32[4]{0}, f32[4]{0}) tuple(p, q)
+  b = (f32[4]{0}, f32[4]{0}) opt-barrier(t)
+  b2 = (f32[4]{0}, f32[4]{0}) optimization-barrier(b)
+  dm = f32[4]{0} domain(p), domain={kind="sharding", entry={maximal device=0}, exit={maximal device=1}}
+  tok = token[] after-all()
+  ad = f32[4]{0} add-dependency(q, tok)
+  ars = f32[4]{0} all-reduce-start(p), to_apply=sum
+  ard = f32[4]{0} all-reduce-done(ars)
+  cps = (f32[4]{0}, f32[4]{0}, u32[], u32[]) collective-permute-start(q), source_target_pairs={{0,1}}
+  cpd = f32[4]{0} collective-permute-done(cps)
+  as = ((f32[4]{0}), f32[4]{0}, s32[]) async-start(p), calls=wrapped
+  au = ((f32[4]{0}), f32[4]{0}, s32[]) async-update(as), calls=wrapped
+  adn = f32[4]{0} async-done(au), calls=wrapped
+  idx = s32[1,1]{1,0} constant({{0}})
+  sc = f32[4]{0} scatter(p, idx, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=sum
+  ROOT r = (f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}, f32[4]{0}) tuple(dm, ad, ard, cpd, adn, sc, b2#1)
+})");
+    auto a = analysis::run(m);
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    auto set = [&](const char* name, shape_index index) { return a->value_set(find(m, "e", name), index); };
+    auto defines = [&](const char* name, shape_index index) {
+      return a->value_defined_at(find(m, "e", name), index).has_value();
+    };
+    CHECK(set("b", {0}) == set("p", {}));
+    CHECK(set("b", {}) == set("t", {}));  // the barrier forwards the whole tree, table included
+    CHECK(set("b2", {1}) == set("q", {}));
+    CHECK_FALSE(defines("b2", {}));
+    CHECK(set("dm", {}) == set("p", {}));
+    CHECK(set("ad", {}) == set("q", {}));
+    CHECK(defines("ars", {}));
+    CHECK(set("ard", {}) == set("ars", {}));
+    CHECK(set("cps", {0}) == set("q", {}));
+    CHECK(defines("cps", {1}));
+    CHECK(set("cpd", {}) == set("cps", {1}));
+    CHECK(set("as", {0, 0}) == set("p", {}));
+    CHECK(defines("as", {1}));
+    CHECK(set("au", {1}) == set("as", {1}));
+    CHECK(set("adn", {}) == set("as", {1}));
+    CHECK(defines("sc", {}));
+    const auto& pairs = a->semantics(a->number(find(m, "e", "sc"))).in_place;
+    REQUIRE(pairs.size() == 1);
+    CHECK(pairs[0].operand == 0);
+    CHECK(pairs[0].output_index.empty());
+  }
+
   TEST_CASE("call and conditional bind parameters to operands and outputs to roots") {
     const auto m = parse_ok(R"(HloModule m
 callee {

@@ -117,6 +117,7 @@ inline constexpr opcode get_tuple_element = *opcode_from_name("get-tuple-element
 inline constexpr opcode opt_barrier = *opcode_from_name("opt-barrier");
 inline constexpr opcode optimization_barrier = *opcode_from_name("optimization-barrier");
 inline constexpr opcode parameter = *opcode_from_name("parameter");
+inline constexpr opcode recv_done = *opcode_from_name("recv-done");
 inline constexpr opcode scatter = *opcode_from_name("scatter");
 inline constexpr opcode send = *opcode_from_name("send");
 inline constexpr opcode tuple = *opcode_from_name("tuple");
@@ -361,6 +362,9 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
   } else if (op == opcodes::async_done || op == opcodes::all_gather_done ||
              op == opcodes::collective_permute_done) {
     forward_all(0, {1});
+  } else if (op == opcodes::recv_done) {
+    // (data, token): the data is the recv's element {0} (UpdateRecvDoneValueSet).
+    if (n >= 1 && in.shape.is_tuple() && !in.shape.elements.empty()) s.forwards.push_back({{0}, 0, {0}});
   } else if (op == opcodes::copy_start) {
     if (n >= 1) s.forwards.push_back({{1}, 0, {}});
   } else if (op == opcodes::send || op == opcodes::all_gather_start ||
