@@ -899,6 +899,11 @@ ENTRY e {
     REQUIRE(pairs.size() == 1);
     CHECK(pairs[0].operand == 0);
     CHECK(pairs[0].output_index.empty());
+    // all-reduce-start is one of XLA's default in-place operations.
+    const auto& ar = a->semantics(a->number(find(m, "e", "ars"))).in_place;
+    REQUIRE(ar.size() == 1);
+    CHECK(ar[0].operand == 0);
+    CHECK(ar[0].output_index.empty());
   }
 
   TEST_CASE("call and conditional bind parameters to operands and outputs to roots") {

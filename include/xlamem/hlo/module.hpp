@@ -97,6 +97,7 @@ inline constexpr opcode add_dependency = *opcode_from_name("add-dependency");
 inline constexpr opcode all_gather_done = *opcode_from_name("all-gather-done");
 inline constexpr opcode all_gather_start = *opcode_from_name("all-gather-start");
 inline constexpr opcode all_reduce_done = *opcode_from_name("all-reduce-done");
+inline constexpr opcode all_reduce_start = *opcode_from_name("all-reduce-start");
 inline constexpr opcode async_done = *opcode_from_name("async-done");
 inline constexpr opcode async_start = *opcode_from_name("async-start");
 inline constexpr opcode async_update = *opcode_from_name("async-update");
@@ -332,6 +333,19 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
 }  // namespace detail
 
 /// Memory semantics of instruction `i` (XLA's dataflow rules, written as data).
+namespace detail {
+/// Whether `text` contains `word` (ASCII letters compared without case).
+[[nodiscard]] inline bool contains_ignoring_case(std::string_view text, std::string_view word) noexcept {
+  auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i + word.size() <= text.size(); ++i) {
+    std::size_t j = 0;
+    while (j < word.size() && lower(text[i + j]) == lower(word[j])) ++j;
+    if (j == word.size()) return true;
+  }
+  return false;
+}
+}  // namespace detail
+
 [[nodiscard]] inline memory_semantics<computation_id> semantics_of(const module& m, instruction_id id) {
   const instruction& in = m[id];
   memory_semantics<computation_id> s;
@@ -387,6 +401,15 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
     }
   } else if (op == opcodes::dynamic_update_slice) {
     s.in_place.push_back({0, {}, {}, true});
+  } else if (op == opcodes::all_reduce_start) {
+    // XLA's default in-place operations include it: one operand shares the output's buffer,
+    // or operand k output {k}; not with an NVSHMEM backend (AliasInfo::GetInPlaceInputOutputPairs).
+    const auto* config = in.find_attribute("backend_config");
+    if (config == nullptr || !detail::contains_ignoring_case(*config, "nvshmem")) {
+      if (n == 1) s.in_place.push_back({0, {}, {}});
+      else
+        for (std::size_t k = 0; k < n; ++k) s.in_place.push_back({k, {}, {static_cast<std::int64_t>(k)}});
+    }
   } else if (op == opcodes::scatter) {
     const std::size_t inputs = n >= 3 ? (n - 1) / 2 : 0;  // inputs..., indices, updates...
     if (inputs == 1) s.in_place.push_back({0, {}, {}});
