@@ -2,10 +2,11 @@
 // libFuzzer harness, structure-aware: the fuzz bytes choose a *valid* HLO module (random array
 // and tuple shapes with layouts and memory spaces, elementwise ops, tuples, get-tuple-element,
 // bitcast, copy-start/-done, in-place dynamic-update-slice and custom-call aliasing, fusions,
-// calls, while loops and conditionals, input_output_alias, scheduled or not), which the
-// reader must accept; the whole plan pipeline (dataflow, liveness, colocation, buffer
-// assignment with the XLA and heuristic packers) must give a plan that validates, and memory-
-// space propagation must run. Random bytes rarely get past a parser; this reaches the passes.
+// calls, async computations, while loops and conditionals, input_output_alias, scheduled or
+// not), which the reader must accept; the whole plan pipeline (dataflow, liveness, colocation,
+// buffer assignment with the XLA and heuristic packers) must give a plan that validates, and
+// memory-space propagation must run, with XLA:CPU's or XLA:GPU's sharing rules. Random bytes
+// rarely get past a parser; this reaches the passes.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -226,6 +227,17 @@ class generator {
           }
           break;
         }
+        case 12: {  // async-start of a wrapped computation, and its async-done
+          if (depth >= 3) break;
+          const value a = pick();
+          callees_ += computation("wrapped", {a.shape}, nullptr, depth + 1, false);
+          const gen_shape out = last_root_;
+          gen_shape st{"((" + a.shape.text + "), " + out.text + ", s32[])", {}, true};
+          st.elements = {gen_shape{"(" + a.shape.text + ")", {a.shape}, true}, out, gen_shape{"s32[]", {}, false}};
+          const auto s = emit(st, "async-start(" + a.name + "), calls=" + last_name_);
+          emit(out, "async-done(" + vals[s].name + ")");
+          break;
+        }
         default: {  // broadcast / reshape to a new array shape
           const value a = pick();
           if (a.shape.tuple) break;
@@ -287,6 +299,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string text = g.module();
   auto m = hlo::parse_module(text, "generated.hlo");
   fuzz::require(m.has_value(), "a generated module reads", (m ? std::string() : m.error().message()) + "\n" + text);
+  // Half the inputs are planned with XLA:GPU's sharing rules (the last byte decides).
+  if (size > 0 && (data[size - 1] & 1) != 0) m->backend = hlo::xla_backend::gpu;
   for (const auto solver : {solver_kind::xla, solver_kind::heuristic}) {
     buffer_assignment_options o;
     o.solver = solver;

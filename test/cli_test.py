@@ -129,6 +129,16 @@ def consistency(hlo, csv, intervals, broken, bad):
           "plan --alignment 0 says a power of two is needed")
     p = run(["plan", hlo, "--alignment", "48"], expect_code=3)
     check("power of two" in p.stderr, "plan --alignment 48 is refused")
+    # Issue 15's backends: XLA:GPU's rules and its alignment unless one is given.
+    d = json.loads(run(["plan", hlo, "--backend", "gpu", "--solver", "xla", "--json"]).stdout)["description"]
+    check("alignment 256" in d and "XLA:GPU rules" in d, f"plan --backend gpu plans with XLA:GPU's rules at 256 B ({d})")
+    d = json.loads(run(["plan", hlo, "--backend", "gpu", "--alignment", "128", "--json"]).stdout)["description"]
+    check("alignment 128" in d, "plan --backend gpu --alignment 128 keeps the alignment given")
+    d = json.loads(run(["plan", hlo, "--json"]).stdout)["description"]
+    check("alignment 64" in d and "GPU" not in d, "plan plans with XLA:CPU's rules by default")
+    p = run(["plan", hlo, "--backend", "tpu"], expect_code=3)
+    check(error_line(p, "plan", "--backend") and "unknown backend 'tpu'" in p.stderr,
+          "plan --backend tpu names the backends")
     p = run(["frobnicate"], expect_code=2)
     check("unknown command 'frobnicate'" in p.stderr and "plan" in p.stderr and "diff" in p.stderr,
           "an unknown command is named and the commands listed")

@@ -890,9 +890,19 @@ ENTRY e {
     CHECK(set("cps", {0}) == set("q", {}));
     CHECK(defines("cps", {1}));
     CHECK(set("cpd", {}) == set("cps", {1}));
+    // async-start: its tuple tables and context are its own; element {0, k} is operand k, {1}
+    // the wrapped computation's root, whose parameter k is operand k (UpdateAsyncStartValueSet).
     CHECK(set("as", {0, 0}) == set("p", {}));
-    CHECK(defines("as", {1}));
+    CHECK(defines("as", {}));
+    CHECK(defines("as", {0}));
+    CHECK(defines("as", {2}));
+    CHECK_FALSE(defines("as", {1}));
+    CHECK(set("as", {1}) == a->value_set(find(m, "wrapped", "wn"), {}));
+    CHECK(a->value_set(find(m, "wrapped", "w"), {}) == set("p", {}));
+    CHECK_FALSE(a->value_defined_at(find(m, "wrapped", "w"), {}).has_value());
+    // async-update and async-done pass the arrays on and define the tuple tables.
     CHECK(set("au", {1}) == set("as", {1}));
+    CHECK(defines("au", {}));
     CHECK(set("adn", {}) == set("as", {1}));
     CHECK(defines("sc", {}));
     const auto& pairs = a->semantics(a->number(find(m, "e", "sc"))).in_place;

@@ -109,6 +109,16 @@ inline std::string solver_help() {
   return s;
 }
 
+/// The --backend check: a clear message for anything but cpu or gpu.
+inline CLI::Validator backend_check() {
+  return CLI::Validator(
+      [](const std::string& s) -> std::string {
+        if (s == "cpu" || s == "gpu") return {};
+        return "unknown backend '" + s + "' (expected cpu, XLA:CPU's rules, or gpu, XLA:GPU's on NVIDIA)";
+      },
+      "cpu|gpu");
+}
+
 /// Checks a --time-limit value: a finite number of seconds, not negative.
 inline std::optional<std::string> time_limit_problem(double seconds) {
   if (std::isnan(seconds)) return std::string("--time-limit nan is not a number of seconds");

@@ -60,6 +60,7 @@ json change_json(const report::buffer_change& c) {
 int run_diff(diff_options o) {
   o.after.solver = o.before.solver;
   o.after.alignment = o.before.alignment;
+  o.after.backend = o.before.backend;
   o.after.time_limit = o.before.time_limit;
   o.after.replan = o.before.replan;
   o.after.module_name = o.before.module_name;
@@ -164,6 +165,8 @@ void add_diff_command(CLI::App& app, context& ctx) {
   cmd->add_flag("--replan", opts->before.replan, "in dump folders: plan the modules rather than read XLA's plan");
   cmd->add_option("--solver", opts->before.solver, solver_help() + ". Default here: xla (deterministic, so identical modules give identical plans)");
   cmd->add_option("--time-limit", opts->before.time_limit, "seconds for the search solver (default 1)");
+  cmd->add_option("--backend", opts->before.backend, "whose buffer rules plan the modules: cpu (default) or gpu")
+      ->check(backend_check());
   cmd->add_option("--top", opts->top, "how many changed buffers to list (default 12)");
   cmd->add_flag("--json", opts->json, "print one JSON object: stats, peak, changed, added, removed");
   cmd->callback([opts, &ctx] { ctx.exit_code = run_diff(*opts); });

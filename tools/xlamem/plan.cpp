@@ -76,8 +76,13 @@ void add_plan_command(CLI::App& app, context& ctx) {
   cmd->add_option("--module", opts->load.module_name, "in a dump folder: the module whose file name contains this");
   cmd->add_flag("--replan", opts->load.replan,
                 "in a dump folder: plan the module with xlamem even where XLA's buffer assignment is there");
+  cmd->add_option("--backend", opts->load.backend,
+                  "whose buffer rules plan a module: cpu (XLA:CPU, the default) or gpu (XLA:GPU on NVIDIA: "
+                  "its fusion sharing rules, in-place all-reduce, alignment 256)")
+      ->check(backend_check());
   cmd->add_option("--alignment", opts->load.alignment,
-                  "alignment of temporaries in bytes: a power of two (64 CPU-like, 256 GPU-like)")
+                  "alignment of temporaries in bytes: a power of two (default 64 with --backend cpu, 256 with "
+                  "gpu; XLA:GPU before mid-2025 used 128)")
       ->check([](const std::string& s) -> std::string {
         std::int64_t a = 0;
         if (!CLI::detail::lexical_cast(s, a) || a <= 0 || (a & (a - 1)) != 0) {

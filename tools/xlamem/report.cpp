@@ -76,11 +76,20 @@ void finish(plan_view& v) {
 result<plan_view> plan_module(const std::string& file, const std::string& text, const load_options& o) {
   auto id = parse_solver(o.solver);
   if (!id) return error(errc::invalid_argument, unknown_solver_message(o.solver));
+  if (o.backend != "cpu" && o.backend != "gpu") {
+    return error(errc::invalid_argument, "--backend " + o.backend + ": unknown backend (expected cpu or gpu)");
+  }
   auto m = hlo::parse_module(text, display_name(file));
   if (!m) return m.error();
   buffer_assignment_options opts;
-  opts.alignment = o.alignment;
+  opts.alignment = alignment_of(o);
   opts.time_limit_seconds = o.time_limit;
+  if (o.backend == "gpu") {
+    // XLA:GPU's aliasing rules, and its one cross-colour rule: temporaries of colour 0 may fill
+    // free gaps of the colour-1 (collective memory) heap (BufferAssigner::AllowCrossColorReuse).
+    m->backend = hlo::xla_backend::gpu;
+    opts.can_use_allocation = {{0, 1}};
+  }
   const auto t0 = std::chrono::steady_clock::now();
   auto a = run_assignment(*m, opts, *id);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -90,7 +99,8 @@ result<plan_view> plan_module(const std::string& file, const std::string& text, 
   }
   plan_view v;
   v.file = display_name(file);
-  v.origin = fmt::format("xlamem plan (solver {}, alignment {})", name_of(*id), o.alignment);
+  v.origin = fmt::format("xlamem plan (solver {}, alignment {}{})", name_of(*id), opts.alignment,
+                         o.backend == "gpu" ? ", XLA:GPU rules" : "");
   v.module = m->name;
   v.instructions = m->instructions.size();
   v.scheduled = m->is_scheduled;

@@ -23,9 +23,16 @@ struct load_options {
   std::string module_name;  ///< in a folder: the module whose file name contains this
   bool replan = false;      ///< plan the module even where XLA's buffer assignment is beside it
   std::string solver = "search";
-  std::int64_t alignment = 64;
+  std::string backend = "cpu";  ///< whose rules plan a module: "cpu" (XLA:CPU) or "gpu" (XLA:GPU, NVIDIA)
+  std::int64_t alignment = 0;   ///< of temporaries; 0: the backend's (64 for cpu, 256 for gpu)
   double time_limit = 1.0;
 };
+
+/// The alignment `o` plans with: its own, else its backend's.
+[[nodiscard]] inline std::int64_t alignment_of(const load_options& o) {
+  if (o.alignment != 0) return o.alignment;
+  return o.backend == "gpu" ? 256 : 64;
+}
 
 /// One temporary heap: its size against its lower bound.
 struct heap_summary {

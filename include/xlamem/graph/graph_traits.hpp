@@ -100,8 +100,14 @@ enum class call_binding : std::uint8_t {
   /// aliases every branch root.
   conditional_branch,
   /// Applied computation without buffer binding (reduce, sort, map, scatter, all-reduce,
-  /// custom-call, async wrapped computations): its parameters and root define their own values.
+  /// custom-call): its parameters and root define their own values.
   embedded,
+  /// Asynchronously run computation (XLA's async-start `calls=`): parameter k aliases operand
+  /// k, and the arrays of the caller's output {1, ...} are the root's (XLA's ((operands),
+  /// output, contexts) tuple; its tuple tables are the caller's own values). It is scheduled
+  /// just before its caller, and its values live until the last instruction of the chain that
+  /// passes the caller's output on (its async-done).
+  async_wrapped,
 };
 
 /// One computation an instruction calls, and how it binds.

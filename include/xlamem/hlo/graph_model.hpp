@@ -20,33 +20,11 @@
 
 #include "xlamem/graph/graph_queries.hpp"
 #include "xlamem/graph/graph_traits.hpp"
+#include "xlamem/hlo/gpu_aliasing.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/hlo/shape.hpp"
 
 namespace xlamem::hlo::detail {
-/// Opcodes XLA treats as elementwise on every operand (`IsElementwise`), without `copy`.
-inline bool is_elementwise(opcode op) noexcept {
-  static constexpr std::string_view names[] = {
-      "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare",
-      "complex", "convert", "cosine", "divide", "erf", "exponential", "exponential-minus-one",
-      "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
-      "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
-      "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-      "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
-      "stochastic-convert", "subtract", "tan", "tanh", "xor"};
-  const std::string_view n = name_of(op);
-  for (auto x : names) {
-    if (x == n) return true;
-  }
-  return false;
-}
-/// XLA's `IsElementwiseOnOperand` for an instruction inside a fused computation: the
-/// elementwise opcodes plus `copy`, and `dynamic-update-slice` on the array it updates.
-inline bool fused_is_elementwise_on(const instruction& user, std::size_t operand_number) noexcept {
-  if (user.opcode == opcodes::dynamic_update_slice) return operand_number == 0;
-  return user.opcode == opcodes::copy || is_elementwise(user.opcode);
-}
-
 /// Whether fusion `fusion` is elementwise on its operand `operand` (the first operand slot
 /// holding it, as XLA looks it up): a walk over the transitive users of the fused parameter
 /// that fails at the first use that is neither elementwise on that operand nor a tuple.
@@ -177,8 +155,15 @@ struct graph_traits<hlo::module> {
   /// instruction reached from its fused parameter is elementwise on the value it receives
   /// (XLA's `AreTransitiveUsesElementwiseOrTuple`): a fused bitcast, broadcast, reduce or dot
   /// on the way forbids the sharing. Output fusions (XLA's add-root rule) never share here.
+  ///
+  /// For a module planned as XLA:GPU's (`backend == xla_backend::gpu`), XLA:GPU's hint answers
+  /// first for fusions, all-reduce, collective-broadcast and custom calls (hlo/gpu_aliasing.hpp).
   static bool can_share_operand_buffer(const hlo::module& m, instruction_type operand, const shape_index& operand_index,
                                        instruction_type user, const shape_index& user_index) {
+    if (m[operand].opcode == hlo::opcodes::constant) return false;
+    if (m.backend == hlo::xla_backend::gpu) {
+      if (const auto hint = hlo::detail::gpu_may_alias(m, operand, operand_index, user, user_index)) return *hint;
+    }
     const hlo::shape* a = m[operand].shape.subshape(operand_index);
     const hlo::shape* b = m[user].shape.subshape(user_index);
     if (a == nullptr || b == nullptr || !a->is_array() || !b->is_array()) return false;

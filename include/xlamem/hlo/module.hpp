@@ -3,7 +3,8 @@
 /// The HLO reference IR: opcodes, instructions, computations and modules, and each opcode's
 /// memory semantics (`semantics_of`). The `graph_traits<hlo::module>` specialisation that makes
 /// a module a `dense_graph`, a `memory_space_graph` and a `module_graph`, and answers the
-/// planning questions, is in `hlo/graph_model.hpp` (included at the end of this header).
+/// planning questions, is in `hlo/graph_model.hpp` (included at the end of this header, through
+/// `hlo/gpu_aliasing.hpp`).
 ///
 /// The IR keeps what memory planning needs in structured form (names, opcodes, shapes with
 /// layouts, operands, users, parameter numbers, tuple indices, called computations,
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -96,6 +98,7 @@ namespace opcodes {
 inline constexpr opcode add_dependency = *opcode_from_name("add-dependency");
 inline constexpr opcode all_gather_done = *opcode_from_name("all-gather-done");
 inline constexpr opcode all_gather_start = *opcode_from_name("all-gather-start");
+inline constexpr opcode all_reduce = *opcode_from_name("all-reduce");
 inline constexpr opcode all_reduce_done = *opcode_from_name("all-reduce-done");
 inline constexpr opcode all_reduce_start = *opcode_from_name("all-reduce-start");
 inline constexpr opcode async_done = *opcode_from_name("async-done");
@@ -103,6 +106,8 @@ inline constexpr opcode async_start = *opcode_from_name("async-start");
 inline constexpr opcode async_update = *opcode_from_name("async-update");
 inline constexpr opcode bitcast = *opcode_from_name("bitcast");
 inline constexpr opcode call = *opcode_from_name("call");
+inline constexpr opcode collective_broadcast = *opcode_from_name("collective-broadcast");
+inline constexpr opcode collective_permute = *opcode_from_name("collective-permute");
 inline constexpr opcode collective_permute_done = *opcode_from_name("collective-permute-done");
 inline constexpr opcode collective_permute_start = *opcode_from_name("collective-permute-start");
 inline constexpr opcode conditional = *opcode_from_name("conditional");
@@ -112,15 +117,22 @@ inline constexpr opcode copy_done = *opcode_from_name("copy-done");
 inline constexpr opcode copy_start = *opcode_from_name("copy-start");
 inline constexpr opcode custom_call = *opcode_from_name("custom-call");
 inline constexpr opcode domain = *opcode_from_name("domain");
+inline constexpr opcode dynamic_slice = *opcode_from_name("dynamic-slice");
 inline constexpr opcode dynamic_update_slice = *opcode_from_name("dynamic-update-slice");
 inline constexpr opcode fusion = *opcode_from_name("fusion");
 inline constexpr opcode get_tuple_element = *opcode_from_name("get-tuple-element");
 inline constexpr opcode opt_barrier = *opcode_from_name("opt-barrier");
 inline constexpr opcode optimization_barrier = *opcode_from_name("optimization-barrier");
 inline constexpr opcode parameter = *opcode_from_name("parameter");
+inline constexpr opcode ragged_all_to_all = *opcode_from_name("ragged-all-to-all");
 inline constexpr opcode recv_done = *opcode_from_name("recv-done");
+inline constexpr opcode reduce = *opcode_from_name("reduce");
+inline constexpr opcode reshape = *opcode_from_name("reshape");
 inline constexpr opcode scatter = *opcode_from_name("scatter");
 inline constexpr opcode send = *opcode_from_name("send");
+inline constexpr opcode set_dimension_size = *opcode_from_name("set-dimension-size");
+inline constexpr opcode sort = *opcode_from_name("sort");
+inline constexpr opcode transpose = *opcode_from_name("transpose");
 inline constexpr opcode tuple = *opcode_from_name("tuple");
 inline constexpr opcode while_loop = *opcode_from_name("while");
 }  // namespace opcodes
@@ -220,6 +232,15 @@ struct stack_frame_section {
   friend bool operator==(const stack_frame_section&, const stack_frame_section&) = default;
 };
 
+/// Which XLA compiler's buffer rules the graph model applies to a module. Not part of the HLO
+/// text: whoever plans the module says where it runs (`xlamem plan --backend`).
+/// - `cpu`: XLA:CPU, whose rules are XLA's generic ones (a plain `AliasInfo`).
+/// - `gpu`: XLA:GPU on NVIDIA (`NVPTXAliasInfo`): fusions share an operand's buffer by the GPU
+///   fusion rules, all-reduce and collective-broadcast work in place, cublasLt's bias operand C
+///   may become the result, and a reshape is a no-op when in-place pairs are traced through a
+///   fusion. docs/xla-gpu-buffer-assignment.md has the rules and their sources.
+enum class xla_backend : std::uint8_t { cpu, gpu };
+
 /// An HLO module.
 struct module {
   std::string name;
@@ -233,6 +254,7 @@ struct module {
   std::optional<shape> entry_result_layout;                   ///< from entry_computation_layout
   std::vector<attribute> attributes;           ///< other header attributes, verbatim
   std::vector<stack_frame_section> stack_frames;
+  xla_backend backend = xla_backend::cpu;      ///< whose aliasing rules plan it (not in the text)
 
   [[nodiscard]] instruction& operator[](instruction_id i) { return instructions[index_of(i)]; }
   [[nodiscard]] const instruction& operator[](instruction_id i) const { return instructions[index_of(i)]; }
@@ -334,6 +356,29 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
 
 /// Memory semantics of instruction `i` (XLA's dataflow rules, written as data).
 namespace detail {
+/// Opcodes XLA treats as elementwise on every operand (`IsElementwise`), without `copy`.
+inline bool is_elementwise(opcode op) noexcept {
+  static constexpr std::string_view names[] = {
+      "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare",
+      "complex", "convert", "cosine", "divide", "erf", "exponential", "exponential-minus-one",
+      "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
+      "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
+      "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
+      "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
+      "stochastic-convert", "subtract", "tan", "tanh", "xor"};
+  const std::string_view n = name_of(op);
+  for (auto x : names) {
+    if (x == n) return true;
+  }
+  return false;
+}
+/// XLA's `IsElementwiseOnOperand` for an instruction inside a fused computation: the
+/// elementwise opcodes plus `copy`, and `dynamic-update-slice` on the array it updates.
+inline bool fused_is_elementwise_on(const instruction& user, std::size_t operand_number) noexcept {
+  if (user.opcode == opcodes::dynamic_update_slice) return operand_number == 0;
+  return user.opcode == opcodes::copy || is_elementwise(user.opcode);
+}
+
 /// Whether `text` contains `word` (ASCII letters compared without case).
 [[nodiscard]] inline bool contains_ignoring_case(std::string_view text, std::string_view word) noexcept {
   auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
@@ -344,6 +389,135 @@ namespace detail {
   }
   return false;
 }
+
+/// Whether tracing an in-place pair through a fused computation passes over `i` (XLA's
+/// `IsNoOpForAliasAnalysis`): a bitcast, and on XLA:GPU a reshape too.
+[[nodiscard]] inline bool is_alias_no_op(const module& m, const instruction& i) noexcept {
+  return i.opcode == opcodes::bitcast || (m.backend == xla_backend::gpu && i.opcode == opcodes::reshape);
+}
+
+/// The instruction and index that output `index` of `i` comes from, through tuples,
+/// get-tuple-elements and no-ops (XLA's `FollowTupleIndirection`, then `FollowNoOpIndirection`).
+[[nodiscard]] inline std::pair<instruction_id, shape_index> follow_alias_indirections(const module& m, instruction_id i,
+                                                                                     shape_index index) {
+  while (m[i].opcode == opcodes::tuple && !index.empty() && index.front() >= 0 &&
+         static_cast<std::size_t>(index.front()) < m[i].operands.size()) {
+    i = m[i].operands[static_cast<std::size_t>(index.front())];
+    index.erase(index.begin());
+  }
+  while (m[i].opcode == opcodes::get_tuple_element && !m[i].operands.empty()) {
+    index.insert(index.begin(), m[i].tuple_index);
+    i = m[i].operands[0];
+  }
+  while (index.empty() && is_alias_no_op(m, m[i]) && !m[i].operands.empty()) i = m[i].operands[0];
+  return {i, std::move(index)};
+}
+
+/// How many fusions deep, counting the one asked about, the in-place trace goes; a fusion deeper
+/// adds no pair (XLA's optimised modules nest two or three; docs/error-handling.md lists it).
+inline constexpr std::size_t max_traced_fusion_nesting = 16;
+
+/// The fusions `in_place_pairs` has traced during one question: each instruction once (nested
+/// fusions may be reached along many paths), and a fused computation reached again on its own
+/// path contributes nothing (the reader refuses call cycles; a module built otherwise may not).
+struct in_place_trace {
+  std::unordered_map<std::uint32_t, std::vector<in_place_pair>> done;  // by instruction index
+  std::vector<computation_id> path;
+};
+
+[[nodiscard]] inline std::vector<in_place_pair> in_place_pairs(const module& m, instruction_id id, in_place_trace& trace);
+
+/// XLA's `AliasInfo::GetInPlaceInputOutputPairs`: the operands `id` updates in place, each with
+/// the output it becomes. A fusion's pairs are traced from each output leaf back through its
+/// fused computation to an in-place instruction and from its input to a fused parameter.
+[[nodiscard]] inline std::vector<in_place_pair> in_place_pairs(const module& m, instruction_id id) {
+  in_place_trace trace;
+  return in_place_pairs(m, id, trace);
+}
+
+[[nodiscard]] inline std::vector<in_place_pair> in_place_pairs(const module& m, instruction_id id, in_place_trace& trace) {
+  const instruction& in = m[id];
+  const opcode op = in.opcode;
+  const std::size_t n = in.operands.size();
+  std::vector<in_place_pair> out;
+  auto one_or_each = [&](std::size_t count) {  // one operand: the output; else operand k: {k}
+    if (count == 1) out.push_back({0, {}, {}});
+    else
+      for (std::size_t k = 0; k < count; ++k) out.push_back({k, {}, {static_cast<std::int64_t>(k)}});
+  };
+  if (op == opcodes::dynamic_update_slice) {
+    out.push_back({0, {}, {}, true});
+  } else if (op == opcodes::scatter) {
+    const std::size_t inputs = n >= 3 ? (n - 1) / 2 : 0;  // inputs..., indices, updates...
+    if (inputs > 0) one_or_each(inputs);
+  } else if (op == opcodes::all_reduce_start) {
+    // Not with an NVSHMEM backend, whose one-shot algorithm needs separate buffers.
+    const auto* config = in.find_attribute("backend_config");
+    if (n > 0 && (config == nullptr || !contains_ignoring_case(*config, "nvshmem"))) one_or_each(n);
+  } else if ((op == opcodes::collective_permute || op == opcodes::collective_permute_start) && n == 4) {
+    // The in-place form (input, output, input and output start indices) writes into operand 1;
+    // the start form's output {1} is the received buffer.
+    const shape_index base = op == opcodes::collective_permute ? shape_index{} : shape_index{1};
+    out.push_back({1, {}, base});
+    const shape& target = m[in.operands[1]].shape;
+    for (std::size_t k = 0; target.is_tuple() && k < target.elements.size(); ++k) {
+      shape_index o = base;
+      o.push_back(static_cast<std::int64_t>(k));
+      out.push_back({1, {static_cast<std::int64_t>(k)}, std::move(o)});
+    }
+  } else if (op == opcodes::set_dimension_size) {
+    if (n > 0) out.push_back({0, {}, {}});
+  } else if (op == opcodes::ragged_all_to_all) {
+    if (n > 1) out.push_back({1, {}, {}});
+  } else if (op == opcodes::fusion) {
+    const auto key = static_cast<std::uint32_t>(index_of(id));
+    if (const auto it = trace.done.find(key); it != trace.done.end()) return it->second;
+    const computation* fused = nullptr;
+    std::optional<computation_id> fused_id;
+    for (const auto& ref : in.calls) {
+      if (ref.role == call_role::calls) fused = &m[*(fused_id = ref.computation)];
+    }
+    if (fused_id && (trace.path.size() >= max_traced_fusion_nesting ||
+                     std::find(trace.path.begin(), trace.path.end(), *fused_id) != trace.path.end())) {
+      fused = nullptr;
+    }
+    if (fused != nullptr) {
+      trace.path.push_back(*fused_id);
+      for_each_subshape(in.shape, [&](const shape_index& leaf, const shape& s) {
+        if (s.is_tuple()) return;
+        const auto [src, src_index] = follow_alias_indirections(m, fused->root, leaf);
+        std::optional<std::pair<instruction_id, shape_index>> input;
+        for (const auto& p : in_place_pairs(m, src, trace)) {
+          if (p.output_index != src_index || p.operand >= m[src].operands.size()) continue;
+          input = follow_alias_indirections(m, m[src].operands[p.operand], p.operand_index);
+          // A nested fusion updating its own operand in place: trace on to what feeds it.
+          if (m[input->first].opcode == opcodes::fusion) {
+            for (const auto& q : in_place_pairs(m, input->first, trace)) {
+              if (q.output_index != input->second || q.operand >= m[input->first].operands.size()) continue;
+              input = follow_alias_indirections(m, m[input->first].operands[q.operand], q.operand_index);
+              break;
+            }
+          }
+        }
+        if (!input) return;
+        const instruction& param = m[input->first];
+        if (param.opcode == opcodes::parameter && param.parameter_number >= 0 &&
+            static_cast<std::size_t>(param.parameter_number) < n) {
+          out.push_back({static_cast<std::size_t>(param.parameter_number), input->second, leaf});
+        }
+      });
+      trace.path.pop_back();
+    }
+  }
+  // Custom calls, fusions and async starts may also name pairs themselves.
+  if (const auto* v = in.find_attribute("output_to_operand_aliasing")) {
+    for (auto& p : parse_output_to_operand_aliasing(*v)) {
+      if (p.operand < n) out.push_back(std::move(p));
+    }
+  }
+  if (op == opcodes::fusion) trace.done.emplace(static_cast<std::uint32_t>(index_of(id)), out);
+  return out;
+}
 }  // namespace detail
 
 [[nodiscard]] inline memory_semantics<computation_id> semantics_of(const module& m, instruction_id id) {
@@ -353,6 +527,19 @@ namespace detail {
   const std::size_t n = in.operands.size();
   auto forward_all = [&](std::size_t operand, shape_index from) {
     if (operand < n) s.forwards.push_back({{}, operand, std::move(from)});
+  };
+  // The async ops define every tuple-shaped subshape of their output themselves and pass only
+  // arrays through (HloDataflowAnalysis: "defines all of the tuple-shaped values"): output
+  // `to` + L comes from operand `operand` at `from` + L, for each array leaf L of `leaves`.
+  auto forward_arrays = [&](const shape_index& to, std::size_t operand, const shape_index& from, const shape& leaves) {
+    if (operand >= n) return;
+    for_each_subshape(leaves, [&](const shape_index& leaf, const shape& sub) {
+      if (sub.is_tuple()) return;
+      shape_index out = to, in_index = from;
+      out.insert(out.end(), leaf.begin(), leaf.end());
+      in_index.insert(in_index.end(), leaf.begin(), leaf.end());
+      s.forwards.push_back({std::move(out), operand, std::move(in_index)});
+    });
   };
   if (op == opcodes::tuple) {
     for (std::size_t k = 0; k < n; ++k) s.forwards.push_back({{static_cast<std::int64_t>(k)}, k, {}});
@@ -369,12 +556,15 @@ namespace detail {
     }
   } else if (op == opcodes::domain || op == opcodes::opt_barrier ||
              op == opcodes::optimization_barrier || op == opcodes::add_dependency ||
-             op == opcodes::async_update || op == opcodes::all_reduce_done) {
+             op == opcodes::all_reduce_done) {
     forward_all(0, {});
+  } else if (op == opcodes::async_update) {
+    forward_arrays({}, 0, {}, in.shape);
+  } else if (op == opcodes::async_done) {
+    forward_arrays({}, 0, {1}, in.shape);
   } else if (op == opcodes::copy_done) {
     forward_all(0, {0});
-  } else if (op == opcodes::async_done || op == opcodes::all_gather_done ||
-             op == opcodes::collective_permute_done) {
+  } else if (op == opcodes::all_gather_done || op == opcodes::collective_permute_done) {
     forward_all(0, {1});
   } else if (op == opcodes::recv_done) {
     // (data, token): the data is the recv's element {0} (UpdateRecvDoneValueSet).
@@ -393,34 +583,15 @@ namespace detail {
       s.forwards.push_back({{0}, 0, {}});
     }
   } else if (op == opcodes::async_start) {
-    // ((operands...), output, context): element {0, k} is operand k.
+    // ((operands...), output, contexts...): the arrays of element {0, k} are operand k's; those
+    // of {1} are the wrapped computation's root (its async_wrapped binding).
     if (in.shape.is_tuple() && !in.shape.elements.empty() && in.shape.elements[0].is_tuple()) {
       for (std::size_t k = 0; k < n && k < in.shape.elements[0].elements.size(); ++k) {
-        s.forwards.push_back({{0, static_cast<std::int64_t>(k)}, k, {}});
+        forward_arrays({0, static_cast<std::int64_t>(k)}, k, {}, in.shape.elements[0].elements[k]);
       }
     }
-  } else if (op == opcodes::dynamic_update_slice) {
-    s.in_place.push_back({0, {}, {}, true});
-  } else if (op == opcodes::all_reduce_start) {
-    // XLA's default in-place operations include it: one operand shares the output's buffer,
-    // or operand k output {k}; not with an NVSHMEM backend (AliasInfo::GetInPlaceInputOutputPairs).
-    const auto* config = in.find_attribute("backend_config");
-    if (config == nullptr || !detail::contains_ignoring_case(*config, "nvshmem")) {
-      if (n == 1) s.in_place.push_back({0, {}, {}});
-      else
-        for (std::size_t k = 0; k < n; ++k) s.in_place.push_back({k, {}, {static_cast<std::int64_t>(k)}});
-    }
-  } else if (op == opcodes::scatter) {
-    const std::size_t inputs = n >= 3 ? (n - 1) / 2 : 0;  // inputs..., indices, updates...
-    if (inputs == 1) s.in_place.push_back({0, {}, {}});
-    else if (inputs > 1)
-      for (std::size_t k = 0; k < inputs; ++k) s.in_place.push_back({k, {}, {static_cast<std::int64_t>(k)}});
   }
-  if (const auto* v = in.find_attribute("output_to_operand_aliasing")) {
-    for (auto& p : detail::parse_output_to_operand_aliasing(*v)) {
-      if (p.operand < n) s.in_place.push_back(std::move(p));
-    }
-  }
+  s.in_place = detail::in_place_pairs(m, id);
   // Only these pass forwarded buffers through without reading them (XLA's MayUseOperandValue).
   s.reads_forwarded = !s.forwards.empty() && op != opcodes::tuple && op != opcodes::get_tuple_element &&
                       op != opcodes::copy && op != opcodes::domain;
@@ -439,33 +610,12 @@ namespace detail {
     } else if (op == opcodes::conditional && ref.role == call_role::branch) {
       b = call_binding::conditional_branch;
       first = ref.branch + 1;
+    } else if (op == opcodes::async_start && ref.role == call_role::calls) {
+      b = call_binding::async_wrapped;
+    } else if ((op == opcodes::async_update || op == opcodes::async_done) && ref.role == call_role::calls) {
+      continue;  // the chain's computation belongs to its async-start (XLA's IsFirstFullyBound)
     }
     s.calls.push_back({ref.computation, b, first});
-  }
-  // A fusion whose root updates a fused parameter in place (a dynamic-update-slice, or a
-  // single-input scatter) updates that operand in place.
-  if (op == opcodes::fusion) {
-    for (const auto& ref : in.calls) {
-      if (ref.role != call_role::calls) continue;
-      const computation& fc = m[ref.computation];
-      auto add_pair = [&](instruction_id r, shape_index out_index) {
-        const instruction& ri = m[r];
-        const bool updates = ri.opcode == opcodes::dynamic_update_slice ||
-                             (ri.opcode == opcodes::scatter && ri.operands.size() == 3);
-        if (!updates || ri.operands.empty()) return;
-        const instruction& base = m[ri.operands[0]];
-        if (base.opcode == opcodes::parameter && base.parameter_number >= 0 &&
-            static_cast<std::size_t>(base.parameter_number) < n) {
-          s.in_place.push_back({static_cast<std::size_t>(base.parameter_number), {}, std::move(out_index)});
-        }
-      };
-      const instruction& root = m[fc.root];
-      if (root.opcode == opcodes::tuple) {
-        for (std::size_t k = 0; k < root.operands.size(); ++k) add_pair(root.operands[k], {static_cast<std::int64_t>(k)});
-      } else {
-        add_pair(fc.root, {});
-      }
-    }
   }
   return s;
 }
@@ -501,4 +651,6 @@ class id_range {
 
 // The IR's answers to the graph traits (graph, planning questions) live in their own header;
 // it is included here so that every use of a module sees the one specialisation.
-#include "xlamem/hlo/graph_model.hpp"
+// XLA:GPU's sharing hint, which then includes graph_model.hpp: the traits need the hint defined
+// first, whichever of the three headers a translation unit includes first.
+#include "xlamem/hlo/gpu_aliasing.hpp"

@@ -168,6 +168,8 @@ class dataflow_analysis {
   [[nodiscard]] std::size_t root(std::size_t c) const { return comps_[c].root; }
   /// Operands (dense numbers) of instruction number `n`.
   [[nodiscard]] const std::vector<std::size_t>& operands(std::size_t n) const { return instrs_[n].operands; }
+  /// Dense numbers of the instructions that use instruction `n`, each once.
+  [[nodiscard]] const std::vector<std::size_t>& users(std::size_t n) const { return instrs_[n].users; }
   /// The cached memory semantics of instruction number `n`.
   [[nodiscard]] const memory_semantics<computation_type>& semantics(std::size_t n) const { return instrs_[n].sem; }
 
@@ -442,15 +444,18 @@ class dataflow_analysis {
           bound_param = bound_param || binds_values(cs.binding);
         }
       }
-      bool output_from_callee = false;
+      bool output_from_callee = false, async_output = false;
       for (const auto& cc : d.sem.calls) {
         output_from_callee = output_from_callee || cc.binding == call_binding::call ||
                              cc.binding == call_binding::while_body ||
                              cc.binding == call_binding::conditional_branch;
+        async_output = async_output || cc.binding == call_binding::async_wrapped;
       }
       const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
       for (std::size_t k = 0; k < d.indices.size(); ++k) {
         if (bound_param || output_from_callee || forwarding_bitcast) continue;
+        // The wrapped root's arrays (its tuple tables are the async-start's own).
+        if (async_output && is_async_result(d.indices[k]) && !d.infos[k].is_tuple) continue;
         bool forwarded = false;
         for (const auto& f : d.sem.forwards) forwarded = forwarded || is_prefix(f.output_index, d.indices[k]);
         if (forwarded) continue;
@@ -568,8 +573,10 @@ class dataflow_analysis {
 
   static bool binds_values(call_binding b) noexcept {
     return b == call_binding::call || b == call_binding::while_body || b == call_binding::while_condition ||
-           b == call_binding::conditional_branch;
+           b == call_binding::conditional_branch || b == call_binding::async_wrapped;
   }
+  /// An async call site's output {1, ...}: where the wrapped computation's root lands.
+  static bool is_async_result(const shape_index& j) noexcept { return !j.empty() && j.front() == 1; }
 
   /// Whether operand `o` of `d` at `index` is read (XLA's MayUseOperandValue: tuple and domain
   /// only forward; get-tuple-element and copy of a tuple read only the tables on the path;
@@ -716,7 +723,8 @@ class dataflow_analysis {
       for (const auto& cs : comps_[d.comp].callers) {
         if (!binds_values(cs.binding)) continue;
         const std::size_t caller = cs.caller;
-        const std::size_t op = cs.binding == call_binding::call ? static_cast<std::size_t>(d.parameter)
+        const bool by_number = cs.binding == call_binding::call || cs.binding == call_binding::async_wrapped;
+        const std::size_t op = by_number ? static_cast<std::size_t>(d.parameter)
                                : cs.binding == call_binding::conditional_branch ? cs.first_operand
                                                                                 : 0;
         if (op >= instrs_[caller].operands.size()) return bad(describe(caller) + " has too few operands for its callee");
@@ -750,6 +758,10 @@ class dataflow_analysis {
       }
     }
     if (from_callee) return {};
+    for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
+      if (d.sem.calls[q].binding != call_binding::async_wrapped || !is_async_result(j)) continue;
+      return pull(comps_[d.callees[q]].root, shape_index(j.begin() + 1, j.end()), set, changed, n);
+    }
     if (forwarding_bitcast) {
       auto r = pull(d.operands[0], j, set, changed, n);
       if (!r) return r;

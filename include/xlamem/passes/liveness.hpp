@@ -216,7 +216,28 @@ class live_range_analysis {
 
   static bool binds(call_binding b) noexcept {
     return b == call_binding::call || b == call_binding::while_body || b == call_binding::while_condition ||
-           b == call_binding::conditional_branch;
+           b == call_binding::conditional_branch || b == call_binding::async_wrapped;
+  }
+
+  /// The time of the last instruction of async call site `n`'s chain: those that pass its whole
+  /// output on, or the result of it (async-update, async-done), transitively.
+  std::int64_t async_window_end(std::size_t n) const {
+    std::int64_t end = time_[n];
+    std::vector<std::size_t> work{n};
+    while (!work.empty()) {
+      const std::size_t x = work.back();
+      work.pop_back();
+      for (const std::size_t u : df_.users(x)) {
+        bool passes_on = false;
+        for (const auto& f : df_.semantics(u).forwards) {
+          passes_on = passes_on || (f.output_index.empty() && df_.operands(u)[f.operand] == x);
+        }
+        if (!passes_on || time_[u] == no_time) continue;
+        end = std::max(end, time_[u]);
+        work.push_back(u);  // each step forwards a later instruction's output: no cycle
+      }
+    }
+    return end;
   }
 
   // Contexts: a breadth-first walk from the entry over call edges.
@@ -304,7 +325,7 @@ class live_range_analysis {
         }
         const auto& cc = calls[f.q++];
         const bool first = cc.binding == call_binding::while_condition || cc.binding == call_binding::call ||
-                           cc.binding == call_binding::conditional_branch;
+                           cc.binding == call_binding::conditional_branch || cc.binding == call_binding::async_wrapped;
         const bool second = cc.binding == call_binding::while_body;
         if ((f.pass == 0 && first) || (f.pass == 1 && second)) {
           const std::size_t callee = df_.computation_number(cc.computation);
@@ -346,6 +367,12 @@ class live_range_analysis {
       live_range r;
       r.start = is_param ? span_[c].start : time_[n];
       r.end = df_.is_root(n) ? span_[c].end : time_[n];
+      // A value of an async computation lives until the end of its chain (XLA's async context:
+      // the wrapped computation runs while its caller's computation goes on).
+      for (const auto& cs : df_.callers(c)) {
+        if (cs.binding != call_binding::async_wrapped || time_[cs.caller] == no_time) continue;
+        r.end = std::max(r.end, async_window_end(cs.caller));
+      }
       for (std::size_t k = 1; k < val.positions.size(); ++k) {
         const std::size_t pn = df_.number(val.positions[k].instruction);
         std::int64_t t = no_time;
