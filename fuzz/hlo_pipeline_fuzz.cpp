@@ -46,8 +46,14 @@ class generator {
   }
 
  private:
+  // Bounded text keeps each execution fast under ASan (10^6 executions in one run): cost grows
+  // with the positions of a module, which a long tuple shape multiplies on every line.
+  static constexpr std::size_t max_module_text = 2000;
+  static constexpr std::size_t max_tuple_text = 120;
+
   xlamem::fuzz::byte_choices& f_;
-  std::string callees_;  // computations called by what was generated so far
+  std::string callees_;          // computations called by what was generated so far
+  std::size_t enclosing_text_ = 0;  // text of the unfinished computations that call this one
   int next_comp_ = 0;
   gen_shape entry_root_;
 
@@ -82,7 +88,7 @@ class generator {
         t.text += (k ? ", " : "") + t.elements.back().text;
       }
       t.text += ")";
-      return t;
+      if (t.text.size() <= max_tuple_text) return t;
     }
     return array();
   }
@@ -108,8 +114,11 @@ class generator {
     };
     for (std::size_t k = 0; k < params.size(); ++k) emit(params[k], "parameter(" + std::to_string(k) + ")");
     const int steps = f_.in_range(1, depth == 0 ? 10 : 5);
-    // Bounded text: the module stays small, so each execution stays fast.
-    for (int step = 0; step < steps && f_.remaining() > 0 && callees_.size() + body.size() < 20000; ++step) {
+    // Bounded text: what is finished, what the callers have so far, and this body.
+    const std::size_t outer = enclosing_text_;
+    for (int step = 0; step < steps && f_.remaining() > 0 && callees_.size() + outer + body.size() < max_module_text;
+         ++step) {
+      enclosing_text_ = outer + body.size();  // what a computation called from this step sees
       // A copy: `emit` appends to `vals`, which would leave a reference dangling.
       auto pick = [&]() -> value { return vals[f_.in_range<std::size_t>(0, vals.size() - 1)]; };
       const int op = vals.empty() ? 0 : f_.in_range(0, 13);
@@ -136,7 +145,7 @@ class generator {
             ops += (k ? ", " : "") + e.name;
           }
           t.text += ")";
-          if (t.text.size() > 400) break;  // nested tuples of tuples grow exponentially: bound them
+          if (t.text.size() > max_tuple_text) break;  // tuples of tuples grow exponentially
           emit(t, "tuple(" + ops + ")");
           break;
         }
