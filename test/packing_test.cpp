@@ -608,20 +608,37 @@ TEST_SUITE("packing/scale") {
         CHECK(sky.highest(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)) == highest);
       }
     }
-    detail::radix_heap heap;
-    std::vector<std::uint64_t> taken;
-    std::uint64_t floor = 0;
-    std::multiset<std::uint64_t> mirror;
-    for (int step = 0; step < 5000; ++step) {
-      if (mirror.empty() || rng() % 3 != 0) {
-        const auto key = floor + rng() % (std::uint64_t{1} << (rng() % 40));
-        heap.push(key);
-        mirror.insert(key);
-      } else {
-        REQUIRE(heap.top() == *mirror.begin());
-        floor = heap.top();
-        heap.pop();
-        mirror.erase(mirror.begin());
+  }
+
+  TEST_CASE("level_queue takes (level, rank) entries in order, levels monotone, ranks unique") {
+    std::mt19937_64 rng(42);
+    for (const std::size_t ranks : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{5000}, std::size_t{70000}}) {
+      detail::level_queue queue(ranks);
+      std::set<std::pair<std::uint64_t, std::size_t>> mirror;
+      std::vector<char> queued(ranks, 0);
+      // The last top(): every push comes after it (a higher level, or the same and a higher rank).
+      std::pair<std::uint64_t, std::size_t> last{0, 0};
+      bool any_top = false;
+      for (int step = 0; step < 20000; ++step) {
+        const auto rank = static_cast<std::size_t>(rng() % ranks);
+        if (!queued[rank] && (mirror.empty() || rng() % 3 != 0)) {
+          // Often the current level, else any distance up.
+          auto level = last.first + (rng() % 2 == 0 ? 0 : rng() % (std::uint64_t{1} << (rng() % 40)));
+          if (any_top && level == last.first && rank <= last.second) ++level;
+          queue.push(level, rank);
+          mirror.emplace(level, rank);
+          queued[rank] = 1;
+        } else if (!mirror.empty()) {
+          const auto [level, r] = queue.top();
+          REQUIRE(std::pair(level, r) == *mirror.begin());
+          last = {level, r};
+          any_top = true;
+          queue.pop();
+          mirror.erase(mirror.begin());
+          queued[r] = 0;
+          CHECK(queue.has_level(level) == (!mirror.empty() && mirror.begin()->first == level));
+        }
+        CHECK(queue.empty() == mirror.empty());
       }
     }
   }

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <concepts>
 #include <cstdint>
@@ -157,69 +158,109 @@ inline std::vector<int> sorted_order(const packing_problem& p, const interval_gr
   return order;
 }
 
-/// The main loop of `skyline_in_order` over a queue of (lowest offset, rank) entries. What a
-/// refresh reads sits in one record per rank, so that it costs one cache line besides the
-/// tree walk.
+/// The main loop of `skyline_in_order` over a queue of (lowest offset, rank) entries, one
+/// entry per unplaced rank (a refresh pops it and pushes at most one back), so the popped
+/// offset is always the rank's current estimate. Offsets are counted in granules (every
+/// size, alignment and fixed offset is a multiple), the queue's levels. What a refresh reads
+/// (section range, alignment mask) sits in one 16-byte record per rank; the size is read only
+/// on placement.
+///
+/// Refreshes go in batches of up to `batch` entries of one level: their skyline queries are
+/// independent, so their cache misses overlap (on 10^6 buffers the tree and the records are
+/// far beyond the cache). A query made at the batch's start is brought up to date exactly by
+/// the tops of the batch's own placements whose sections meet it (a placement adds exactly its
+/// top over its sections). Entries of the batch still to come are at the popped level, below
+/// any requeued entry, so a refreshed entry that moved up is requeued without looking at the
+/// queue, as it would be if they were still in it.
 template <class Queue>
 void skyline_drain(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
                    const std::vector<int>& rank, const std::vector<std::size_t>& fixed_start,
                    const std::vector<std::pair<std::int64_t, std::int64_t>>& fixed_ranges, bool any_fixed,
-                   std::vector<std::int64_t>& low_of, std::vector<char>& placed_of, placement& out, Queue& queue) {
+                   const std::vector<char>& placed_of, std::int64_t granule, placement& out, Queue& queue) {
   struct waiting {
-    std::int64_t low, size, alignment;
     std::uint32_t lo, hi;
-    bool placed;
+    std::int64_t mask;  // alignment in granules, minus 1 (a power of two when above 1)
   };
   const std::size_t n = p.buffers.size();
   std::vector<waiting> by_rank(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const auto& b = p.buffers[i];
-    by_rank[static_cast<std::size_t>(rank[i])] = {low_of[i], b.size, b.alignment,
-                                                  static_cast<std::uint32_t>(g.first_section(i)),
-                                                  static_cast<std::uint32_t>(g.last_section(i)), placed_of[i] != 0};
+    by_rank[static_cast<std::size_t>(rank[i])] = {static_cast<std::uint32_t>(g.first_section(i)),
+                                                  static_cast<std::uint32_t>(g.last_section(i)),
+                                                  std::max<std::int64_t>(p.buffers[i].alignment / granule, 1) - 1};
   }
   skyline_tree skyline(g.section_count());
   for (std::size_t r = 0; r < n; ++r) {
-    if (!by_rank[r].placed) queue.push(0, static_cast<int>(r));
+    if (!placed_of[static_cast<std::size_t>(order[r])]) queue.push(0, static_cast<int>(r));
   }
+  constexpr std::size_t batch = 16;
+  struct top_over {
+    std::uint32_t lo, hi;
+    std::int64_t top;
+  };
+  int ranks[batch];
+  std::int64_t highest[batch];
+  top_over placed_now[batch];
   while (!queue.empty()) {
-    const auto [o, r] = queue.top();
-    queue.pop();
-    auto& w = by_rank[static_cast<std::size_t>(r)];
-    if (w.placed || o != w.low) continue;
-    const auto under = align_up_i64(skyline.highest(w.lo, w.hi), w.alignment);
-    if (under > w.low) {
-      w.low = under;
-      // Still the lowest entry (the others only underestimate theirs): no need to requeue.
-      if (!queue.empty() && queue.top() < std::pair<std::int64_t, int>{under, r}) {
-        queue.push(under, r);
-        continue;
-      }
+    const auto level = queue.top().first;
+    std::size_t count = 0;
+    do {
+      ranks[count++] = queue.top().second;
+      queue.pop();
+    } while (count < batch && queue.has_level(level));
+    for (std::size_t k = 0; k < count; ++k) {
+      const auto& w = by_rank[static_cast<std::size_t>(ranks[k])];
+      highest[k] = skyline.highest(w.lo, w.hi);
     }
-    const auto i = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
-    if (any_fixed) {
-      std::int64_t at = w.low;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (auto k = fixed_start[i]; k < fixed_start[i + 1]; ++k) {
-          const auto [flo, fhi] = fixed_ranges[k];
-          if (at < fhi && flo < at + w.size) {
-            at = align_up_i64(fhi, w.alignment);
-            moved = true;
+    std::size_t placed_count = 0;
+    for (std::size_t k = 0; k < count; ++k) {
+      const int r = ranks[k];
+      const bool more = k + 1 < count;  // batch entries still to come, at `level`
+      const auto& w = by_rank[static_cast<std::size_t>(r)];
+      auto h = highest[k];
+      if (w.lo < w.hi) {
+        for (std::size_t m = 0; m < placed_count; ++m) {
+          if (placed_now[m].lo < w.hi && w.lo < placed_now[m].hi) h = std::max(h, placed_now[m].top);
+        }
+      }
+      auto low = level;
+      const auto under = (h + w.mask) & ~w.mask;
+      if (under > low) {
+        low = under;
+        // Still the lowest entry (the others only underestimate theirs): no need to requeue.
+        if (more || (!queue.empty() && queue.before(under, r))) {
+          queue.push(under, r);
+          continue;
+        }
+      }
+      const auto i = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
+      const auto size = p.buffers[i].size / granule;
+      if (any_fixed) {
+        // In bytes, as the fixed ranges are; every bound stays a multiple of the granule.
+        const auto bytes = p.buffers[i].size, align = p.buffers[i].alignment;
+        std::int64_t at = low * granule;
+        for (bool moved = true; moved;) {
+          moved = false;
+          for (auto f = fixed_start[i]; f < fixed_start[i + 1]; ++f) {
+            const auto [flo, fhi] = fixed_ranges[f];
+            if (at < fhi && flo < at + bytes) {
+              at = align_up_i64(fhi, align);
+              moved = true;
+            }
+          }
+        }
+        if (at / granule != low) {
+          low = at / granule;
+          // Pushed only behind the lowest entry: the queue takes no entry below its top.
+          if (more || (!queue.empty() && queue.before(low, r))) {
+            queue.push(low, r);
+            continue;
           }
         }
       }
-      if (at != w.low) {
-        w.low = at;
-        queue.push(at, r);
-        continue;
-      }
+      out.offsets[i] = low * granule;
+      skyline.add(w.lo, w.hi, low + size);
+      if (w.lo < w.hi) placed_now[placed_count++] = {w.lo, w.hi, low + size};
     }
-    w.placed = true;
-    placed_of[i] = 1;
-    low_of[i] = w.low;
-    out.offsets[i] = w.low;
-    skyline.add(w.lo, w.hi, w.low + w.size);
   }
 }
 
@@ -237,7 +278,6 @@ inline placement skyline_in_order(const packing_problem& p, const interval_graph
   out.offsets.assign(n, 0);
   std::vector<int> rank(n);
   for (std::size_t r = 0; r < order.size(); ++r) rank[static_cast<std::size_t>(order[r])] = static_cast<int>(r);
-  std::vector<std::int64_t> low(n, 0);  // at least the lowest offset (fixed buffers pushed it)
   std::vector<char> placed(n, 0);
   std::vector<std::size_t> fixed_start;  // per buffer, the fixed buffers it meets (rows)
   std::vector<std::pair<std::int64_t, std::int64_t>> fixed_ranges;
@@ -268,32 +308,38 @@ inline placement skyline_in_order(const packing_problem& p, const interval_graph
   for (std::size_t i = 0; i < n; ++i) {
     if (!placed[i] && p.buffers[i].size <= 0) placed[i] = 1;  // offset 0, conflicting with nothing
   }
-  // Queue entries are (lowest offset, rank), taken smallest first. Offsets are multiples of
-  // the granule, so when (largest possible offset / granule) * n fits 63 bits an entry packs
-  // into one integer for a radix heap; otherwise a binary heap of pairs.
+  // Queue entries are (lowest offset in granules, rank), taken smallest first: a
+  // `level_queue` when (largest possible offset / granule) << bit_width(n) fits 63 bits,
+  // otherwise a binary heap of pairs.
   const auto granule = packing_granule(p);
   long double reach = 0;
   for (const auto& b : p.buffers) {
     reach += static_cast<long double>(b.size) + static_cast<long double>(b.alignment);
     if (b.fixed_offset) reach += static_cast<long double>(*b.fixed_offset);
   }
-  const auto slots = static_cast<long double>(std::max<std::size_t>(n, 1));
-  if ((reach / static_cast<long double>(granule) + 2) * slots < 9.0e18L) {
-    const auto ranks = static_cast<std::uint64_t>(std::max<std::size_t>(n, 1));
-    struct packed_queue {
-      radix_heap heap;
-      std::uint64_t ranks, granule;
-      void push(std::int64_t low, int r) {
-        heap.push(static_cast<std::uint64_t>(low) / granule * ranks + static_cast<std::uint64_t>(r));
-      }
+  const auto rank_bits = static_cast<unsigned>(std::bit_width(std::max<std::size_t>(n, 1)));
+  const auto levels = reach / static_cast<long double>(granule) + 2;
+  if (levels * static_cast<long double>(std::uint64_t{1} << rank_bits) < 9.0e18L) {
+    struct granule_queue {
+      level_queue heap;
+      void push(std::int64_t low, int r) { heap.push(static_cast<std::uint64_t>(low), static_cast<std::size_t>(r)); }
       [[nodiscard]] bool empty() const noexcept { return heap.empty(); }
       [[nodiscard]] std::pair<std::int64_t, int> top() {
-        const auto key = heap.top();
-        return {static_cast<std::int64_t>(key / ranks * granule), static_cast<int>(key % ranks)};
+        const auto [l, r] = heap.top();
+        return {static_cast<std::int64_t>(l), static_cast<int>(r)};
+      }
+      /// Whether the lowest entry comes before (low, r).
+      [[nodiscard]] bool before(std::int64_t low, int r) {
+        const auto [l, tr] = heap.top();
+        const auto at = static_cast<std::uint64_t>(low);
+        return l < at || (l == at && tr < static_cast<std::size_t>(r));
+      }
+      [[nodiscard]] bool has_level(std::int64_t low) const noexcept {
+        return heap.has_level(static_cast<std::uint64_t>(low));
       }
       void pop() { heap.pop(); }
-    } queue{{}, ranks, static_cast<std::uint64_t>(granule)};
-    skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, low, placed, out, queue);
+    } queue{level_queue(n)};
+    skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue);
   } else {
     struct pair_queue {
       using entry = std::pair<std::int64_t, int>;
@@ -301,9 +347,11 @@ inline placement skyline_in_order(const packing_problem& p, const interval_graph
       void push(std::int64_t low, int r) { heap.emplace(low, r); }
       [[nodiscard]] bool empty() const noexcept { return heap.empty(); }
       [[nodiscard]] entry top() const { return heap.top(); }
+      [[nodiscard]] bool before(std::int64_t low, int r) const { return heap.top() < entry{low, r}; }
+      [[nodiscard]] bool has_level(std::int64_t low) const { return !heap.empty() && heap.top().first == low; }
       void pop() { heap.pop(); }
     } queue;
-    skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, low, placed, out, queue);
+    skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue);
   }
   return out;
 }
@@ -366,7 +414,9 @@ static_assert(packing_heuristic<skyline_fit>);
 ///    pairs), so it runs only up to `xla_edge_limit` pairs; compiler traces far above it
 ///    (10^7..10^8 pairs) are within 1 % of the lower bound with the skylines alone.
 ///  - Above `small_limit` buffers only the first `large_runs` rankings run.
-///  - Past `deadline` (when set) no further run starts; the first always completes.
+///  - With a `deadline`, the first run always completes; a further run starts only if the
+///    time left covers the longest run so far (XLA's best fit included), since a run cannot
+///    stop part way and the caller's limit would be overshot by a whole run.
 struct portfolio_fit {
   std::size_t small_limit = 20000;
   std::size_t large_runs = 1;
@@ -376,11 +426,19 @@ struct portfolio_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "portfolio"; }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
     using detail::order_key;
-    auto past_deadline = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
+    using clock = std::chrono::steady_clock;
+    clock::duration longest{0};
+    auto timed = [&](auto&& run) {
+      const auto t0 = clock::now();
+      auto s = run();
+      longest = std::max(longest, clock::now() - t0);
+      return s;
+    };
+    auto no_time_for_another = [&] { return deadline && clock::now() + longest >= *deadline; };
     placement best;
     std::int64_t best_peak = std::numeric_limits<std::int64_t>::max();
     if (g.edge_count() <= xla_edge_limit) {
-      best = xla_best_fit{}.place(p, g);
+      best = timed([&] { return xla_best_fit{}.place(p, g); });
       best_peak = peak_of(p, best);
     }
     struct ranking {
@@ -408,9 +466,11 @@ struct portfolio_fit {
     std::size_t best_index = best.offsets.empty() ? std::size(rankings) : 0;
     bool from_xla = !best.offsets.empty();
     for (std::size_t q = 0; q < std::max<std::size_t>(runs, 1); ++q) {
-      if (!best.offsets.empty() && past_deadline()) break;
+      if (!best.offsets.empty() && no_time_for_another()) break;
       const auto k = run_order[q];
-      auto s = detail::skyline_in_order(p, g, detail::sorted_order(p, g, rankings[k].a, rankings[k].b, rankings[k].c));
+      auto s = timed([&] {
+        return detail::skyline_in_order(p, g, detail::sorted_order(p, g, rankings[k].a, rankings[k].b, rankings[k].c));
+      });
       const auto peak = peak_of(p, s);
       if (peak < best_peak || (peak == best_peak && !from_xla && k < best_index)) {
         best_peak = peak;

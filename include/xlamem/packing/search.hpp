@@ -14,7 +14,8 @@
 ///    and the lowest offset any unplaced buffer there can take) and the capacity;
 ///  - decomposes: once no unplaced buffer crosses a section boundary, the two sides are solved
 ///    independently, and sides proven infeasible are remembered (no-good cache);
-///  - restarts round-robin over several branching orders with doubling node limits.
+///  - restarts round-robin over several branching orders with doubling node limits, WAT
+///    (live range first) with a quarter of the others' budget (`wat_budget_divisor`).
 /// `minimize_peak` is anytime: it starts from `portfolio_fit`, tightens the capacity while the
 /// decision search succeeds, proves lower bounds when a decision search is exhausted, and
 /// reports whether the peak is optimal. Results are deterministic for an input and a seed
@@ -150,6 +151,12 @@ class canonical_search {
     rank_.assign(m, 0);
     noise_.assign(m, 0);
     granule_ = packing_granule(p);
+    // A power-of-two granule (the common case) turns the per-buffer division into a shift.
+    granule_shift_ = -1;
+    if ((granule_ & (granule_ - 1)) == 0) {
+      granule_shift_ = 0;
+      while ((std::int64_t{1} << granule_shift_) < granule_) ++granule_shift_;
+    }
     // The failure cache: 2^20 entries (32 MiB) for the hard instances, less for small ones.
     std::size_t entries = std::size_t{1} << 12;
     while (entries < (std::size_t{1} << 20) && entries < m * 4096) entries <<= 1;
@@ -361,16 +368,7 @@ class canonical_search {
     };
     const std::size_t base = cand_.size();
     std::int64_t min_height = std::numeric_limits<std::int64_t>::max();
-    // Section inference, part 1: the lowest offset any unplaced buffer of a section can take,
-    // counted in granules in 32 bits when they fit (the loop then vectorises).
-    std::int64_t* m = scratch_.data();
-    std::int32_t* m32 = scratch32_.data();
-    const bool narrow = narrow_;
-    if (narrow) {
-      for (int s = lo; s < hi; ++s) m32[s] = std::numeric_limits<std::int32_t>::max();
-    } else {
-      for (int s = lo; s < hi; ++s) m[s] = std::numeric_limits<std::int64_t>::max();
-    }
+    std::int64_t max_low = std::numeric_limits<std::int64_t>::min();
     bool any = false;
     for (const int k : members) {
       const auto ku = static_cast<std::size_t>(k);
@@ -385,30 +383,16 @@ class canonical_search {
       min_height = std::min(min_height, top);
       const int rk = rank_[ku];
       if (o > last_offset || (o == last_offset && rk > last_rank)) cand_.push_back({o, rk, k});
-      const int a = std::max(first_[ku], lo), b = std::min(last_[ku], hi);
-      if (narrow) {
-        const auto o32 = static_cast<std::int32_t>(o / granule_);
-        for (int s = a; s < b; ++s) m32[s] = std::min(m32[s], o32);
-      } else {
-        for (int s = a; s < b; ++s) m[s] = std::min(m[s], o);
-      }
-    }
-    if (narrow) {
-      for (int s = lo; s < hi; ++s) m[s] = static_cast<std::int64_t>(m32[s]) * granule_;
+      max_low = std::max(max_low, o);
     }
     if (!any) return outcome::found;
     if (covers(table_[key & table_mask_])) {
       cand_.resize(base);
       return outcome::not_found;
     }
-    // Section inference, part 2: a section's bytes still to place must fit between that
-    // lowest offset (or the last placed offset: canonical order only goes up) and the capacity.
-    for (int s = lo; s < hi; ++s) {
-      const auto su = static_cast<std::size_t>(s);
-      if (total_[su] != 0 && std::max(last_offset, m[s]) + total_[su] > capacity_) {
-        cand_.resize(base);
-        return fail();
-      }
+    if (!sections_fit(lo, hi, members, last_offset, max_low)) {
+      cand_.resize(base);
+      return fail();
     }
     // Dominance: a buffer placed at or above the lowest reachable top leaves room for that
     // buffer underneath, so a canonical placement would have placed it first.
@@ -445,6 +429,53 @@ class canonical_search {
     cand_.resize(base);
     if (result == outcome::not_found) return fail();
     return result;
+  }
+
+  // Section inference: in every section of [lo, hi), the bytes still to place must fit
+  // between the capacity and the lowest offset any unplaced member there can take (or the
+  // last placed offset, if higher: canonical order only goes up). `max_low`: the highest
+  // lowest offset among the unplaced members.
+  bool sections_fit(int lo, int hi, const std::vector<int>& members, std::int64_t last_offset, std::int64_t max_low) {
+    // Against the last offset first, and whether any section could fail on the members'
+    // lowest offsets at all (most nodes): a section with bytes to place has an unplaced
+    // member over it, whose lowest offset is at most max_low.
+    std::int64_t headroom = std::numeric_limits<std::int64_t>::max();
+    for (int s = lo; s < hi; ++s) {
+      const auto t = total_[static_cast<std::size_t>(s)];
+      if (t != 0) headroom = std::min(headroom, capacity_ - t);
+    }
+    if (last_offset > headroom) return false;
+    if (max_low <= headroom) return true;
+    // The lowest offset per section, in granules in 32 bits when they fit (the loop then
+    // vectorises).
+    std::int64_t* m = scratch_.data();
+    std::int32_t* m32 = scratch32_.data();
+    const bool narrow = narrow_;
+    if (narrow) {
+      for (int s = lo; s < hi; ++s) m32[s] = std::numeric_limits<std::int32_t>::max();
+    } else {
+      for (int s = lo; s < hi; ++s) m[s] = std::numeric_limits<std::int64_t>::max();
+    }
+    for (const int k : members) {
+      const auto ku = static_cast<std::size_t>(k);
+      if (offset_[ku] >= 0) continue;
+      const auto o = effective_low(k);
+      const int a = std::max(first_[ku], lo), b = std::min(last_[ku], hi);
+      if (narrow) {
+        const auto o32 = static_cast<std::int32_t>(granule_shift_ >= 0 ? o >> granule_shift_ : o / granule_);
+        for (int s = a; s < b; ++s) m32[s] = std::min(m32[s], o32);
+      } else {
+        for (int s = a; s < b; ++s) m[s] = std::min(m[s], o);
+      }
+    }
+    if (narrow) {
+      for (int s = lo; s < hi; ++s) m[s] = static_cast<std::int64_t>(m32[s]) * granule_;
+    }
+    for (int s = lo; s < hi; ++s) {
+      const auto t = total_[static_cast<std::size_t>(s)];
+      if (t != 0 && std::max(last_offset, m[s]) + t > capacity_) return false;
+    }
+    return true;
   }
 
   // Places k at o; returns whether k is "hatless" (no unplaced buffer conflicts with it).
@@ -503,6 +534,7 @@ class canonical_search {
   std::vector<int> cuts_, rank_;
   std::vector<std::int32_t> scratch32_;
   std::int64_t granule_ = 1;
+  int granule_shift_ = -1;  ///< log2(granule_) when it is a power of two, else -1
   bool narrow_ = false;
   std::vector<std::pair<int, std::int64_t>> low_undo_;
   std::vector<candidate> cand_;
@@ -519,8 +551,17 @@ class canonical_search {
 };
 
 /// Decision search with restarts: round-robin over the three branching heuristics (and,
-/// when `variants` > 3, seeded perturbations of them) with node limits doubling from 4n.
+/// when `variants` > 3, seeded perturbations of them) with node limits doubling from 4n;
+/// WAT runs get the limit divided by `wat_budget_divisor`.
 /// Any exhausted run proves infeasibility.
+/// WAT's share of a round. Measured on MiniMalloc's challenging suite at 1 MiB (per ranking
+/// alone, 6*10^6 nodes at most): TWA decides 8 of the 11 files, TAW 3, WAT none that TWA does
+/// not decide sooner, yet at an equal share it cost a third of every round (two thirds of
+/// E's 6.6 million nodes). A quarter keeps it in the portfolio (an instance only it decides
+/// is still decided, at about three times the nodes of an equal share) and cuts the suite's
+/// nodes from 8.8 to 4.6 million (E: 2.8 million).
+inline constexpr std::uint64_t wat_budget_divisor = 4;
+
 inline search_status solve_capacity(canonical_search& engine, std::int64_t capacity,
                                     canonical_search::clock::time_point deadline, bool has_deadline,
                                     std::uint64_t total_node_limit, std::uint64_t seed, placement& out,
@@ -528,12 +569,12 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
   std::uint64_t limit = first_limit != 0 ? first_limit : std::max<std::uint64_t>(4 * engine.movable_count(), 256);
   while (true) {
     for (int v = 0; v < variants; ++v) {
-      std::uint64_t budget = limit;
+      const auto heuristic = static_cast<branching>(v % 3);
+      std::uint64_t budget = heuristic == branching::wat ? std::max<std::uint64_t>(limit / wat_budget_divisor, 1) : limit;
       if (total_node_limit != 0) {
         if (nodes >= total_node_limit) return search_status::timed_out;
         budget = std::min(budget, total_node_limit - nodes);
       }
-      const auto heuristic = static_cast<branching>(v % 3);
       const std::uint64_t variant_seed = v < 3 ? 0 : seed * 1000003ULL + static_cast<std::uint64_t>(v);
       const auto r = engine.run(capacity, heuristic, variant_seed, budget, deadline, has_deadline);
       nodes += engine.nodes();
@@ -546,6 +587,25 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     }
     limit *= 2;
   }
+}
+
+/// The conflict lists for the exact search, or nothing when there are more than
+/// `search_edge_limit` pairs (counted first, so that nothing is allocated for them) or when
+/// the deadline would pass before the search could start: building the lists checks it, and
+/// the engine's set-up, which copies the lists once, starts only while at least as much time
+/// is left as the lists took (its cost is of the same order).
+inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, bool has_deadline,
+                                                      canonical_search::clock::time_point deadline) {
+  using clock = canonical_search::clock;
+  if (g.edge_count() > search_edge_limit) return std::nullopt;
+  const auto t0 = clock::now();
+  auto lists = build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
+                               has_deadline ? std::optional(deadline) : std::nullopt);
+  if (lists && has_deadline) {
+    const auto now = clock::now();
+    if (now >= deadline || deadline - now < now - t0) return std::nullopt;
+  }
+  return lists;
 }
 
 }  // namespace detail
@@ -571,11 +631,7 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
   if (has_deadline) heuristic.deadline = deadline;
   out.solution = heuristic.place(p, g);
   if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
-  // The edges are counted first, so that a problem over the limit allocates nothing for them.
-  const auto conflicts = g.edge_count() > search_edge_limit
-                             ? std::nullopt
-                             : detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
-                                                       has_deadline ? std::optional(deadline) : std::nullopt);
+  const auto conflicts = detail::search_conflicts(g, has_deadline, deadline);
   if (!conflicts) {  // too large for the exact search, or out of time building it
     out.solution.offsets.clear();
     return finish(search_status::timed_out);
@@ -605,11 +661,13 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
   minimize_result out;
   const auto granule = packing_granule(p);
   out.lower_bound = lower_bound(p);
+  bool out_of_time = false;  // the search did not start: too little time was left for it
   auto finish = [&] {
     out.peak = out.solution.offsets.empty() ? 0 : peak_of(p, out.solution);
     out.optimal = !out.solution.offsets.empty() && out.peak <= out.lower_bound;
     if (out.optimal) out.lower_bound = out.peak;
-    out.stopped_by_time_limit = !out.optimal && !out.search_skipped && has_deadline && clock::now() >= deadline;
+    out.stopped_by_time_limit =
+        !out.optimal && !out.search_skipped && has_deadline && (out_of_time || clock::now() >= deadline);
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
   };
@@ -627,13 +685,10 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
     out.status = search_status::feasible;
   }
   if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
-  // The edges are counted first, so that a problem over the limit allocates nothing for them.
-  const auto conflicts = g.edge_count() > search_edge_limit
-                             ? std::nullopt
-                             : detail::build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
-                                                       has_deadline ? std::optional(deadline) : std::nullopt);
+  const auto conflicts = detail::search_conflicts(g, has_deadline, deadline);
   if (!conflicts) {  // too large for the exact search (or out of time): the heuristic's answer
-    out.search_skipped = !has_deadline || clock::now() < deadline;
+    out.search_skipped = g.edge_count() > search_edge_limit;
+    out_of_time = !out.search_skipped;
     return finish();
   }
   detail::canonical_search engine(p, g, *conflicts);
