@@ -14,6 +14,13 @@
 /// Windows are tried around the fullest sections first, doubling their width from one
 /// section; each is solved by `minimize_peak`, whose proven lower bound (exhausted decision
 /// searches) is the window's bound, within a quarter of the time left.
+///
+/// `window_survey` answers the converse question, whether any window can certify more than a
+/// capacity: a window inside a feasible one is feasible too (its relaxation), so a staircase
+/// over (first, end) sections finds every maximal feasible window (each with a placement, a
+/// certificate re-checked by `validate`) and the windows left open (timed out, or proven
+/// infeasible, which is a bound); every window either lies in a feasible one or contains an
+/// open one.
 #pragma once
 
 #include <algorithm>
@@ -120,6 +127,186 @@ inline packing_problem window_problem(const packing_problem& p, const interval_g
     }
   }
   out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+  return out;
+}
+
+/// The relaxation of `p` to sections [first, end) of `g` (`interval_graph(p)`): the buffers
+/// meeting them, live intervals clipped to the window's times. Its optimum is at most p's.
+/// @pre first < end <= g.section_count().
+[[nodiscard]] inline packing_problem window_relaxation(const packing_problem& p, const interval_graph& g,
+                                                       std::size_t first, std::size_t end) {
+  std::int64_t t0 = 0;
+  if (first > 0) {
+    t0 = g.section_end_time(first - 1);
+  } else {
+    for (std::size_t i = 0; i < p.buffers.size(); ++i) t0 = i == 0 ? p.buffers[i].lower : std::min(t0, p.buffers[i].lower);
+  }
+  return detail::window_problem(p, g, first, end, t0, g.section_end_time(end - 1));
+}
+
+/// Options of `window_survey`.
+struct window_survey_options {
+  std::int64_t capacity = -1;        ///< the capacity decided per window (< 0: `lower_bound(p)`)
+  double seconds_per_window = 10.0;  ///< decision search limit per window (<= 0: none)
+  double time_limit_seconds = 0.0;   ///< for the whole survey (<= 0: none); windows left are open
+  /// Placements of the whole problem (any peak) tried on each window before searching: a
+  /// window where one of them, restricted, stays under the capacity needs no search.
+  std::vector<placement> hints;
+};
+
+/// One window [first, end) (sections) decided at the survey's capacity.
+struct window_verdict {
+  std::size_t first = 0, end = 0;
+  std::size_t buffers = 0;
+  search_status status = search_status::timed_out;
+  placement solution;  ///< feasible: a placement of `window_relaxation(p, g, first, end)`
+  double seconds = 0.0;
+};
+
+/// What `window_survey` proved.
+struct window_survey_result {
+  std::int64_t capacity = 0;
+  /// Every window lies inside one of these, or contains one of `open` (never both needed).
+  std::vector<window_verdict> feasible;  ///< maximal feasible windows, with validated placements
+  std::vector<window_verdict> open;      ///< minimal windows not shown feasible, and every infeasible one
+  /// capacity + granule when some window was proven infeasible (a certified bound), else 0.
+  std::int64_t lower_bound = 0;
+  bool complete = false;  ///< the staircase reached the last section (no total time-out)
+  std::size_t searches = 0;
+  double seconds = 0.0;
+};
+
+/// Decides every window of consecutive sections at `o.capacity` by a staircase: for each
+/// first section, the window grows while it packs (`pack_within`, then `minimize_peak`, half
+/// of `seconds_per_window` each), and the first one that does not is open. The end never
+/// moves back, because a window inside a feasible one is feasible, so at most 2 * sections
+/// searches are run. Feasible placements are checked with `validate` before they count.
+/// Errors: the problem is malformed.
+[[nodiscard]] inline result<window_survey_result> window_survey(const packing_problem& p,
+                                                                const window_survey_options& o = {}) {
+  if (auto ok = validate_problem(p); !ok) return ok.error();
+  using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  window_survey_result out;
+  out.capacity = o.capacity >= 0 ? o.capacity : lower_bound(p);
+  const interval_graph g(p);
+  const std::size_t n = g.section_count();
+  auto elapsed = [&] { return std::chrono::duration<double>(clock::now() - start).count(); };
+  auto decide = [&](std::size_t a, std::size_t b) -> result<window_verdict> {
+    window_verdict v;
+    v.first = a;
+    v.end = b;
+    const auto sub = window_relaxation(p, g, a, b);
+    v.buffers = sub.buffers.size();
+    for (const auto& h : o.hints) {
+      if (h.offsets.size() != p.buffers.size()) continue;
+      placement restricted;
+      for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+        const auto& buf = p.buffers[i];
+        if (buf.size > 0 && static_cast<std::size_t>(g.first_section(i)) < b && static_cast<std::size_t>(g.last_section(i)) > a) {
+          restricted.offsets.push_back(h.offsets[i]);  // the same buffers, in order, as window_problem
+        }
+      }
+      if (validate(sub, restricted) && peak_of(sub, restricted) <= out.capacity) {
+        v.status = search_status::feasible;
+        v.solution = std::move(restricted);
+        return v;
+      }
+    }
+    search_options so;
+    so.capacity = out.capacity;
+    so.time_limit_seconds = o.seconds_per_window;
+    if (o.time_limit_seconds > 0) {
+      const double left = o.time_limit_seconds - elapsed();
+      if (left <= 0) {
+        v.status = search_status::timed_out;
+        return v;
+      }
+      if (so.time_limit_seconds <= 0 || left < so.time_limit_seconds) so.time_limit_seconds = left;
+    }
+    // Half of the budget to the decision search at the capacity, half to `minimize_peak`:
+    // with slack under the capacity its probes at lower targets often find a placement the
+    // decision search misses (J's window [1, 55): timed out in 60 s, 945 of 966 granules in 20 s).
+    const double budget = so.time_limit_seconds;
+    if (budget > 0) so.time_limit_seconds = budget / 2;
+    auto r = pack_within(sub, so);
+    if (!r) return r.error();
+    ++out.searches;
+    v.status = r->status;
+    v.seconds = r->seconds;
+    placement found = std::move(r->solution);
+    if (v.status == search_status::timed_out && budget > 0) {
+      minimize_options mo;
+      mo.time_limit_seconds = budget / 2;
+      auto m = minimize_peak(sub, mo);
+      if (!m) return m.error();
+      v.seconds += m->seconds;
+      if (m->status == search_status::feasible && m->peak <= out.capacity) {
+        v.status = search_status::feasible;
+        found = std::move(m->solution);
+      } else if (m->lower_bound > out.capacity) {
+        v.status = search_status::infeasible;  // an exhausted decision search above the capacity
+      }
+    }
+    if (v.status == search_status::feasible) {
+      // Only a placement that checks out is a certificate.
+      if (!validate(sub, found) || peak_of(sub, found) > out.capacity) v.status = search_status::timed_out;
+      else v.solution = std::move(found);
+    }
+    return v;
+  };
+  std::size_t a = 0, b = 0;  // [a, b) is known feasible (empty when a == b)
+  window_verdict held;       // the placement of [a, b) once shown
+  bool held_valid = false;
+  std::vector<window_verdict> open;
+  while (a < n) {
+    if (b == n) {
+      out.complete = true;
+      break;
+    }
+    if (o.time_limit_seconds > 0 && elapsed() >= o.time_limit_seconds) break;
+    auto v = decide(a, b + 1);
+    if (!v) return v.error();
+    if (v->status == search_status::feasible) {
+      held = std::move(*v);
+      held_valid = true;
+      ++b;
+      continue;
+    }
+    if (v->status == search_status::infeasible) {
+      // p's optimum exceeds the capacity and is a multiple of its granule.
+      const auto granule = packing_granule(p);
+      out.lower_bound = (out.capacity / granule + 1) * granule;
+    }
+    // [a, b) is maximal for this first section; it is new unless the previous one ends at b.
+    if (held_valid && held.first == a && (out.feasible.empty() || out.feasible.back().end < b)) {
+      out.feasible.push_back(std::move(held));
+    }
+    held_valid = false;
+    open.push_back(std::move(*v));
+    ++a;
+    if (b < a) b = a;
+  }
+  if (n == 0) out.complete = true;
+  // The last window grown (all of [a, n) when complete) is maximal too.
+  if (held_valid && held.first == a && (out.feasible.empty() || out.feasible.back().end < b)) {
+    out.feasible.push_back(std::move(held));
+  }
+  // Keep the minimal open windows: one containing another open one says nothing more, unless
+  // it was proven infeasible (it is then the bound's certificate).
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    bool contains_other = false;
+    if (open[i].status == search_status::infeasible) {
+      out.open.push_back(std::move(open[i]));
+      continue;
+    }
+    for (std::size_t j = 0; j < open.size() && !contains_other; ++j) {
+      contains_other = j != i && open[i].first <= open[j].first && open[j].end <= open[i].end &&
+                       (open[i].first != open[j].first || open[i].end != open[j].end || j < i);
+    }
+    if (!contains_other) out.open.push_back(std::move(open[i]));
+  }
+  out.seconds = elapsed();
   return out;
 }
 
