@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "packing_support.hpp"
 #include "support.hpp"
 #include "xlamem/io/interval_csv.hpp"
 #include "xlamem/io/svg.hpp"
@@ -58,19 +59,6 @@ packing_problem random_problem(std::mt19937_64& rng, int n, int horizon, int max
     p.buffers[0].fixed_offset = static_cast<std::int64_t>(rng() % 8);
   }
   return p;
-}
-
-/// The optimal peak by brute force: first fit over every order reaches the optimum (take an
-/// optimal placement's buffers by offset: first fit puts each at or below its offset there).
-std::int64_t brute_force_optimum(const packing_problem& p) {
-  const interval_graph g(p);
-  std::vector<int> order(p.buffers.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::int64_t best = INT64_MAX;
-  do {
-    best = std::min(best, peak_of(p, detail::place_in_order(p, g, order, fit_rule::first)));
-  } while (std::next_permutation(order.begin(), order.end()));
-  return best;
 }
 
 }  // namespace
@@ -253,7 +241,7 @@ TEST_SUITE("packing/search") {
     std::mt19937_64 rng(7);
     for (int round = 0; round < 150; ++round) {
       const auto p = random_problem(rng, 2 + static_cast<int>(rng() % 5), 10, 6, false);
-      const auto opt = brute_force_optimum(p);
+      const auto opt = test::brute_force_optimum(p);
       search_options o;
       o.time_limit_seconds = 10;
       o.capacity = opt;
@@ -280,7 +268,7 @@ TEST_SUITE("packing/search") {
       CHECK(r->status == search_status::feasible);
       CHECK(validate(p, r->solution).has_value());
       CHECK(r->optimal);
-      CHECK(r->peak == brute_force_optimum(p));
+      CHECK(r->peak == test::brute_force_optimum(p));
       CHECK(r->lower_bound == r->peak);
     }
   }
@@ -707,7 +695,7 @@ TEST_SUITE("packing/scale") {
       o.time_limit_seconds = 0;  // small instances: every window solved exactly
       const auto b = strong_lower_bound(p, o);
       REQUIRE(b.has_value());
-      const auto opt = brute_force_optimum(p);
+      const auto opt = test::brute_force_optimum(p);
       CHECK(b->lower_bound <= opt);
       CHECK(b->lower_bound >= b->max_live);
       CHECK(b->improved == (b->lower_bound > b->max_live));

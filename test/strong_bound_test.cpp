@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "packing_support.hpp"
 #include "support.hpp"
 #include "xlamem/io/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
@@ -38,19 +39,6 @@ packing_problem gap_instance() {
   return p;
 }
 
-/// The optimum by first fit over every order (first fit in the order of an optimal
-/// placement's offsets reproduces a placement no higher).
-std::int64_t optimum_by_orders(const packing_problem& p) {
-  const interval_graph g(p);
-  std::vector<int> order(p.buffers.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  std::int64_t best = INT64_MAX;
-  do {
-    best = std::min(best, peak_of(p, detail::place_in_order(p, g, order, fit_rule::first)));
-  } while (std::next_permutation(order.begin(), order.end()));
-  return best;
-}
-
 packing_problem random_instance(std::mt19937_64& rng, int n) {
   packing_problem p;
   for (int i = 0; i < n; ++i) {
@@ -66,7 +54,7 @@ TEST_SUITE("packing/strong_bound") {
   TEST_CASE("an instance above max live: the window bound certifies the optimum") {
     const auto p = gap_instance();
     REQUIRE(max_live_bytes(p) == 5);
-    REQUIRE(optimum_by_orders(p) == 6);
+    REQUIRE(test::brute_force_optimum(p) == 6);
     strong_bound_options o;
     o.time_limit_seconds = 0;
     const auto b = strong_lower_bound(p, o);
@@ -102,7 +90,7 @@ TEST_SUITE("packing/strong_bound") {
     std::mt19937_64 rng(11);
     for (int round = 0; round < 120; ++round) {
       const auto p = random_instance(rng, 3 + static_cast<int>(rng() % 5));
-      const auto opt = optimum_by_orders(p);
+      const auto opt = test::brute_force_optimum(p);
       window_survey_options o;
       o.seconds_per_window = 0;
       const auto s = window_survey(p, o);
