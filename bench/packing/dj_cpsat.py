@@ -5,6 +5,7 @@ an independent solver, OR-Tools CP-SAT. Not part of the build or CI: it needs `p
 ortools` in a generator environment.
 
   dj_cpsat.py FILE.csv decide [--capacity C] [--seconds S] [--workers W] [--hint PLACEMENT.csv]
+                              [--output PLACEMENT.csv]
       Does everything fit under C bytes (default: max live)? A NoOverlap2D model in granules
       (time fixed, offset free) plus one NoOverlap per section. Prints FEASIBLE (and writes the
       placement to --output, check it with `dj_bound --check`), INFEASIBLE, or UNKNOWN.
@@ -32,10 +33,10 @@ def read(path):
     times = sorted({t for lo, up, _ in buffers for t in (lo, up)})
     sections = [[i for i, (lo, up, _) in enumerate(buffers) if lo <= t < up] for t in times[:-1]]
     max_live = max(sum(buffers[i][2] for i in live) for live in sections)
-    return rows, buffers, granule, sections, max_live
+    return rows, buffers, granule, times, sections, max_live
 
 
-def decide(args, rows, buffers, granule, sections, max_live):
+def decide(args, rows, buffers, granule, times, sections, max_live):
     cap = (args.capacity or max_live) // granule
     m = cp_model.CpModel()
     offsets, xs, ys = [], [], []
@@ -69,12 +70,12 @@ def decide(args, rows, buffers, granule, sections, max_live):
     return 0 if verdict != "UNKNOWN" else 2
 
 
-def split(args, rows, buffers, granule, sections, max_live):
+def split(args, rows, buffers, granule, times, sections, max_live):
     cap = (args.capacity or max_live) // granule
     none = 0
     start = time.time()
     for b, (lo, up, s) in enumerate(buffers):
-        mine = [k for k, live in enumerate(sections) if b in live]
+        mine = [k for k, t in enumerate(times[:-1]) if lo <= t < up]
         neighbours = sorted({j for k in mine for j in sections[k] if j != b})
         m = cp_model.CpModel()
         below = {j: m.NewBoolVar(f"b{j}") for j in neighbours}
@@ -87,7 +88,8 @@ def split(args, rows, buffers, granule, sections, max_live):
             m.Add(total - under <= cap - y - s // granule)
         solver = cp_model.CpSolver()
         solver.parameters.num_workers = 1
-        if solver.Solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        # No time limit: each model is small, and only a proven INFEASIBLE may count.
+        if solver.Solve(m) == cp_model.INFEASIBLE:
             none += 1
             print(f"  buffer {rows[b]['id']}: no split at {cap * granule}")
     print(f"{args.file} capacity={cap * granule} max_live={max_live} buffers={len(buffers)} "
