@@ -28,6 +28,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "xlamem/error.hpp"
@@ -59,22 +61,43 @@ struct strong_bound_result {
 };
 
 namespace detail {
-/// The buffers meeting sections [a, b) of `g`, clipped to the window's times.
-inline packing_problem window_problem(const packing_problem& p, const interval_graph& g, std::size_t a,
-                                      std::size_t b, std::int64_t t0, std::int64_t t1) {
+/// Whether buffer i of `p` takes part in the window of sections [a, b) of `g`.
+inline bool meets_window(const packing_problem& p, const interval_graph& g, std::size_t i, std::size_t a,
+                         std::size_t b) {
+  return p.buffers[i].size > 0 && static_cast<std::size_t>(g.first_section(i)) < b &&
+         static_cast<std::size_t>(g.last_section(i)) > a;
+}
+
+/// The times [t0, t1) that sections [a, b) of `g` span (the first starts at the earliest lower).
+inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem& p, const interval_graph& g,
+                                                          std::size_t a, std::size_t b) {
+  std::int64_t t0 = 0;
+  if (a > 0) {
+    t0 = g.section_end_time(a - 1);
+  } else {
+    for (std::size_t i = 0; i < p.buffers.size(); ++i) t0 = i == 0 ? p.buffers[i].lower : std::min(t0, p.buffers[i].lower);
+  }
+  return {t0, g.section_end_time(b - 1)};
+}
+}  // namespace detail
+
+/// The relaxation of `p` to sections [first, end) of `g` (`interval_graph(p)`): the buffers
+/// meeting them, in their order in `p`, live intervals clipped to the window's times. Its
+/// optimum is at most p's.
+/// @pre first < end <= g.section_count().
+[[nodiscard]] inline packing_problem window_relaxation(const packing_problem& p, const interval_graph& g,
+                                                       std::size_t first, std::size_t end) {
+  const auto [t0, t1] = detail::window_times(p, g, first, end);
   packing_problem sub;
   for (std::size_t i = 0; i < p.buffers.size(); ++i) {
-    const auto& buf = p.buffers[i];
-    if (buf.size <= 0) continue;
-    if (static_cast<std::size_t>(g.first_section(i)) >= b || static_cast<std::size_t>(g.last_section(i)) <= a) continue;
-    auto c = buf;
+    if (!detail::meets_window(p, g, i, first, end)) continue;
+    auto c = p.buffers[i];
     c.lower = std::max(c.lower, t0);
     c.upper = std::min(c.upper, t1);
     sub.buffers.push_back(std::move(c));
   }
   return sub;
 }
-}  // namespace detail
 
 /// Raises max live bytes by window proofs within `o.time_limit_seconds`. Errors: the problem
 /// is malformed.
@@ -93,8 +116,6 @@ inline packing_problem window_problem(const packing_problem& p, const interval_g
   const interval_graph g(p);
   const std::size_t sections = g.section_count();
   const auto granule = packing_granule(p);
-  std::int64_t t_min = 0;
-  for (std::size_t i = 0; i < p.buffers.size(); ++i) t_min = i == 0 ? p.buffers[i].lower : std::min(t_min, p.buffers[i].lower);
   std::vector<std::size_t> centres(sections);
   std::iota(centres.begin(), centres.end(), std::size_t{0});
   std::stable_sort(centres.begin(), centres.end(),
@@ -105,9 +126,7 @@ inline packing_problem window_problem(const packing_problem& p, const interval_g
       if (has_deadline && time_left() <= 0) break;
       const std::size_t a = c >= width / 2 ? c - width / 2 : 0;
       const std::size_t b = std::min(sections, a + width);
-      const std::int64_t t0 = a == 0 ? t_min : g.section_end_time(a - 1);
-      const std::int64_t t1 = g.section_end_time(b - 1);
-      const auto sub = detail::window_problem(p, g, a, b, t0, t1);
+      const auto sub = window_relaxation(p, g, a, b);
       if (sub.buffers.size() > o.max_buffers) break;
       minimize_options mo;
       // A share of what is left, so that later windows still get a chance.
@@ -119,8 +138,7 @@ inline packing_problem window_problem(const packing_problem& p, const interval_g
       if (bound > out.lower_bound) {
         out.lower_bound = bound;
         out.improved = true;
-        out.window_begin = t0;
-        out.window_end = t1;
+        std::tie(out.window_begin, out.window_end) = detail::window_times(p, g, a, b);
         out.window_buffers = sub.buffers.size();
       }
       if (b == sections && a == 0) break;
@@ -128,20 +146,6 @@ inline packing_problem window_problem(const packing_problem& p, const interval_g
   }
   out.seconds = std::chrono::duration<double>(clock::now() - start).count();
   return out;
-}
-
-/// The relaxation of `p` to sections [first, end) of `g` (`interval_graph(p)`): the buffers
-/// meeting them, live intervals clipped to the window's times. Its optimum is at most p's.
-/// @pre first < end <= g.section_count().
-[[nodiscard]] inline packing_problem window_relaxation(const packing_problem& p, const interval_graph& g,
-                                                       std::size_t first, std::size_t end) {
-  std::int64_t t0 = 0;
-  if (first > 0) {
-    t0 = g.section_end_time(first - 1);
-  } else {
-    for (std::size_t i = 0; i < p.buffers.size(); ++i) t0 = i == 0 ? p.buffers[i].lower : std::min(t0, p.buffers[i].lower);
-  }
-  return detail::window_problem(p, g, first, end, t0, g.section_end_time(end - 1));
 }
 
 /// Options of `window_survey`.
@@ -202,10 +206,7 @@ struct window_survey_result {
       if (h.offsets.size() != p.buffers.size()) continue;
       placement restricted;
       for (std::size_t i = 0; i < p.buffers.size(); ++i) {
-        const auto& buf = p.buffers[i];
-        if (buf.size > 0 && static_cast<std::size_t>(g.first_section(i)) < b && static_cast<std::size_t>(g.last_section(i)) > a) {
-          restricted.offsets.push_back(h.offsets[i]);  // the same buffers, in order, as window_problem
-        }
+        if (detail::meets_window(p, g, i, a, b)) restricted.offsets.push_back(h.offsets[i]);  // as in `sub`
       }
       if (validate(sub, restricted) && peak_of(sub, restricted) <= out.capacity) {
         v.status = search_status::feasible;
