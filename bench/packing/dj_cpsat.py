@@ -105,6 +105,11 @@ def split(args, rows, buffers, granule, times, sections, max_live):
     return 0
 
 
+def meets(buffers, x, y):
+    """Whether buffers x and y are live at a common time."""
+    return buffers[x][0] < buffers[y][1] and buffers[y][0] < buffers[x][1]
+
+
 def pair_model(b, c, buffers, granule, cap, sections, times, fixed=None):
     """The pair split of b under c as a CP-SAT model, or with `fixed` (offset in granules per
     buffer) just a check of the split that placement induces. Returns True, False or None."""
@@ -129,7 +134,7 @@ def pair_model(b, c, buffers, granule, cap, sections, times, fixed=None):
             for j in rest:
                 yj, sj = fixed[j], buffers[j][2] // granule
                 for x, yx, sx in ((b, yb, sb), (c, yc, sc)):
-                    if buffers[j][0] < buffers[x][1] and buffers[x][0] < buffers[j][1] and not (yj + sj <= yx or yx + sx <= yj):
+                    if meets(buffers, j, x) and not (yj + sj <= yx or yx + sx <= yj):
                         return False  # j crosses b or c: no region
                 if live(k, b) and live(k, c):
                     under += sj * (yj < yb)
@@ -153,13 +158,12 @@ def pair_model(b, c, buffers, granule, cap, sections, times, fixed=None):
     m.Add(yb + sb <= yc)
     under_b, under_c = {}, {}  # 0/1 expressions: j under b, j under c
     neighbours = sorted({j for k in mine for j in sections[k] if j not in (b, c)})
-    meets = lambda j, x: buffers[j][0] < buffers[x][1] and buffers[x][0] < buffers[j][1]
     for j in neighbours:
-        if meets(j, b) and meets(j, c):
+        if meets(buffers, j, b) and meets(buffers, j, c):
             lower, middle = m.NewBoolVar(""), m.NewBoolVar("")
             m.Add(lower + middle <= 1)
             under_b[j], under_c[j] = lower, lower + middle
-        elif meets(j, b):
+        elif meets(buffers, j, b):
             under_b[j] = m.NewBoolVar("")
         else:
             under_c[j] = m.NewBoolVar("")
@@ -174,7 +178,7 @@ def pair_model(b, c, buffers, granule, cap, sections, times, fixed=None):
             m.Add(mid <= yc - yb - sb)
             m.Add(total - low - mid <= cap - yc - sc)
         else:
-            x, y, sx, under = (b, yb, sb, under_b) if live(k, b) else (c, yc, sc, under_c)
+            y, sx, under = (yb, sb, under_b) if live(k, b) else (yc, sc, under_c)
             low = sum(size[j] * under[j] for j in rest)
             m.Add(low <= y)
             m.Add(total - low <= cap - y - sx)
@@ -199,7 +203,7 @@ def pairs(args, rows, buffers, granule, times, sections, max_live):
     n = len(buffers)
     for b in range(n):
         for c in range(b + 1, n):
-            if not (buffers[b][0] < buffers[c][1] and buffers[c][0] < buffers[b][1]):
+            if not meets(buffers, b, c):
                 continue
             lo, up = min(buffers[b][0], buffers[c][0]), max(buffers[b][1], buffers[c][1])
             done = False
