@@ -10,6 +10,8 @@
 // where its placement, restricted, stays under C need no search.
 // `--certificates DIR` writes each feasible window's relaxation and placement as an interval
 // CSV with an `offset` column; `dj_bound --check FILE.csv [C]` re-checks one (valid, peak <= C).
+// `dj_bound FILE.csv --relaxation FIRST END OUT.csv` writes the window [FIRST, END)'s relaxation
+// (to decide one open window with a longer search: `xlamem pack OUT.csv --capacity C`).
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -30,7 +32,8 @@ int main(int argc, char** argv) {
   if (argc < 2) {
     std::fprintf(stderr, "usage: dj_bound FILE.csv [--seconds S] [--total T] [--capacity C] [--hint-seconds H] "
                          "[--certificates DIR]\n"
-                         "       dj_bound --check CERTIFICATE.csv [C]\n");
+                         "       dj_bound --check CERTIFICATE.csv [C]\n"
+                         "       dj_bound FILE.csv --relaxation FIRST END OUT.csv\n");
     return 3;
   }
   if (std::string(argv[1]) == "--check") {
@@ -46,6 +49,27 @@ int main(int argc, char** argv) {
     std::printf("%s buffers=%zu valid=%s peak=%lld within=%s\n", argv[2], file->problem.buffers.size(),
                 ok ? "yes" : ok.error().to_string().c_str(), static_cast<long long>(peak), within ? "yes" : "NO");
     return ok && within ? 0 : 1;
+  }
+  if (argc == 6 && std::string(argv[2]) == "--relaxation") {
+    auto file = read_interval_csv_file(argv[1]);
+    if (!file) {
+      std::fprintf(stderr, "dj_bound: %s\n", file.error().to_string().c_str());
+      return 3;
+    }
+    const interval_graph g(file->problem);
+    const auto first = std::strtoull(argv[3], nullptr, 10), end = std::strtoull(argv[4], nullptr, 10);
+    if (first >= end || end > g.section_count()) {
+      std::fprintf(stderr, "dj_bound: window [%s, %s) not inside the %zu sections\n", argv[3], argv[4],
+                   g.section_count());
+      return 3;
+    }
+    const auto sub = window_relaxation(file->problem, g, first, end);
+    if (auto w = write_interval_csv_file(argv[5], sub, nullptr); !w) {
+      std::fprintf(stderr, "dj_bound: %s\n", w.error().to_string().c_str());
+      return 3;
+    }
+    std::printf("%s: window [%s,%s) buffers=%zu\n", argv[5], argv[3], argv[4], sub.buffers.size());
+    return 0;
   }
   window_survey_options o;
   std::string certificates;

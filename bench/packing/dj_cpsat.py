@@ -21,11 +21,25 @@ ortools` in a generator environment.
       order of some pair has such a split, C + granule is a lower bound. A pair whose times lie
       inside a window of DIR (feasible window placements at C, as `dj_bound --certificates`
       writes them) takes its split from that placement, checked here, instead of a solve.
+  dj_cpsat.py FILE.csv grow --from PLACEMENT.csv --window FIRST END --to SECTION
+                            --dj-bound PATH --outdir DIR [--capacity C] [--seconds S]
+                            [--lns K1,K2,...] [--lns-seconds S2]
+      Widens a feasible window [FIRST, END) (PLACEMENT: its placement at C, as `dj_bound
+      --certificates` writes it) one section at a time toward SECTION (below FIRST: the window
+      grows to the left; at or above END: to the right), keeping C. Each window's relaxation
+      comes from `dj_bound FILE.csv --relaxation`, so sections are the library's. A step first
+      solves with the last placement as a hint (S seconds), then as a large neighbourhood
+      search: the hinted buffers that start (end) before the K-th start (after the K-th last
+      end) counted from the new side keep their offsets, K from the list in turn (S2 seconds
+      each). Each placement found is written to DIR/window_FIRST_END.csv and re-checked with
+      `dj_bound --check`; a step that finds none stops (UNKNOWN or INFEASIBLE neighbourhoods
+      prove nothing about the window).
 """
 import argparse
 import csv
 import glob
 import math
+import subprocess
 import sys
 import time
 
@@ -44,23 +58,43 @@ def read(path):
     return rows, buffers, granule, times, sections, max_live
 
 
-def decide(args, rows, buffers, granule, times, sections, max_live):
-    cap = (args.capacity or max_live) // granule
+def placement_model(buffers, granule, cap, hint=None, fixed=()):
+    """The decision at cap granules as a CP-SAT model: a NoOverlap2D (time fixed, offset free)
+    plus one NoOverlap per section. `hint` maps buffer index to a hinted offset in granules;
+    the buffers in `fixed` (indices, all hinted) keep theirs. Returns the model and offsets."""
+    hint = hint or {}
     m = cp_model.CpModel()
     offsets, xs, ys = [], [], []
     for i, (lo, up, s) in enumerate(buffers):
-        y = m.NewIntVar(0, cap - s // granule, f"y{i}")
+        h = hint.get(i)
+        usable = h is not None and 0 <= h <= cap - s // granule
+        y = m.NewConstant(h) if usable and i in fixed else m.NewIntVar(0, cap - s // granule, f"y{i}")
+        if usable and i not in fixed:
+            m.AddHint(y, h)
         offsets.append(y)
         xs.append(m.NewFixedSizeIntervalVar(lo, up - lo, f"x{i}"))
         ys.append(m.NewFixedSizeIntervalVar(y, s // granule, f"iy{i}"))
     m.AddNoOverlap2D(xs, ys)
-    for live in sections:
-        m.AddNoOverlap([ys[i] for i in live])
-    if args.hint:
-        by_id = {r["id"]: int(r["offset"]) // granule for r in csv.DictReader(open(args.hint))}
+    for t in sorted({up for _, up, _ in buffers}):
+        m.AddNoOverlap([ys[i] for i, (lo, up, _) in enumerate(buffers) if lo < t <= up])
+    return m, offsets
+
+
+def write_placement(path, rows, solver, offsets, granule):
+    with open(path, "w") as out:
+        out.write("id,lower,upper,size,offset\n")
         for i, r in enumerate(rows):
-            if r["id"] in by_id:
-                m.AddHint(offsets[i], by_id[r["id"]])
+            out.write(f"{r['id']},{r['lower']},{r['upper']},{r['size']},{solver.Value(offsets[i]) * granule}\n")
+
+
+def read_hint(path, rows, granule):
+    by_id = {r["id"]: int(r["offset"]) // granule for r in csv.DictReader(open(path))}
+    return {i: by_id[r["id"]] for i, r in enumerate(rows) if r["id"] in by_id}
+
+
+def decide(args, rows, buffers, granule, times, sections, max_live):
+    cap = (args.capacity or max_live) // granule
+    m, offsets = placement_model(buffers, granule, cap, read_hint(args.hint, rows, granule) if args.hint else None)
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = args.seconds
     solver.parameters.num_workers = args.workers
@@ -71,10 +105,7 @@ def decide(args, rows, buffers, granule, times, sections, max_live):
     print(f"{args.file} capacity={cap * granule} max_live={max_live} workers={args.workers} "
           f"{verdict} seconds={time.time() - start:.1f}")
     if verdict == "FEASIBLE" and args.output:
-        with open(args.output, "w") as out:
-            out.write("id,lower,upper,size,offset\n")
-            for i, r in enumerate(rows):
-                out.write(f"{r['id']},{r['lower']},{r['upper']},{r['size']},{solver.Value(offsets[i]) * granule}\n")
+        write_placement(args.output, rows, solver, offsets, granule)
     return 0 if verdict != "UNKNOWN" else 2
 
 
@@ -230,19 +261,77 @@ def pairs(args, rows, buffers, granule, times, sections, max_live):
     return 0
 
 
+def grow(args, rows, buffers, granule, times, sections, max_live):
+    cap_bytes = args.capacity or max_live
+    first, end = args.window
+    placement = args.source
+    left = args.to < first
+    start = time.time()
+    while True:
+        if args.to < first:
+            first -= 1
+        elif args.to >= end:
+            end += 1
+        else:
+            break
+        window = f"{args.outdir}/relaxation_{first}_{end}.csv"
+        subprocess.run([args.dj_bound, args.file, "--relaxation", str(first), str(end), window], check=True,
+                       capture_output=True)
+        w_rows, w_buffers, g, *_ = read(window)
+        cap = cap_bytes // g
+        hint = read_hint(placement, w_rows, g)
+        if left:
+            starts = sorted({lo for lo, _, _ in w_buffers})
+            away = lambda k, i: w_buffers[i][0] >= starts[min(k, len(starts)) - 1]
+        else:
+            ends = sorted({up for _, up, _ in w_buffers})
+            away = lambda k, i: w_buffers[i][1] <= ends[-min(k, len(ends))]
+        found = None
+        for k in [0] + args.lns:
+            fixed = {i for i in hint if away(k, i)} if k else set()
+            m, offsets = placement_model(w_buffers, g, cap, hint, fixed)
+            solver = cp_model.CpSolver()
+            solver.parameters.max_time_in_seconds = args.lns_seconds if k else args.seconds
+            solver.parameters.num_workers = args.workers
+            status = solver.Solve(m)
+            print(f"  [{first},{end}) buffers={len(w_buffers)} fixed={len(fixed)} {solver.StatusName(status)} "
+                  f"{solver.WallTime():.1f}s", flush=True)
+            if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                found = f"{args.outdir}/window_{first}_{end}.csv"
+                write_placement(found, w_rows, solver, offsets, g)
+                break
+        if found is None:
+            print(f"{args.file}: no placement of [{first},{end}) at {cap_bytes} found; widest window reached "
+                  f"{placement} ({time.time() - start:.0f} s)")
+            return 2
+        subprocess.run([args.dj_bound, "--check", found, str(cap_bytes)], check=True)
+        placement = found
+    print(f"{args.file}: reached {placement} at {cap_bytes} ({time.time() - start:.0f} s)")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("file")
-    ap.add_argument("mode", choices=["decide", "split", "pairs"])
+    ap.add_argument("mode", choices=["decide", "split", "pairs", "grow"])
     ap.add_argument("--capacity", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=300)
     ap.add_argument("--workers", type=int, default=8)
     ap.add_argument("--hint")
     ap.add_argument("--output")
     ap.add_argument("--windows")
+    ap.add_argument("--from", dest="source")
+    ap.add_argument("--window", type=int, nargs=2)
+    ap.add_argument("--to", type=int)
+    ap.add_argument("--dj-bound", default="build-release/bench/packing/dj_bound")
+    ap.add_argument("--outdir", default=".")
+    ap.add_argument("--lns", type=lambda v: [int(k) for k in v.split(",")], default=[2, 3, 5, 8, 12, 20, 30])
+    ap.add_argument("--lns-seconds", type=float, default=60)
     args = ap.parse_args()
     data = read(args.file)
-    return {"decide": decide, "split": split, "pairs": pairs}[args.mode](args, *data)
+    if args.mode == "grow" and (args.source is None or args.window is None or args.to is None):
+        ap.error("grow needs --from, --window and --to")
+    return {"decide": decide, "split": split, "pairs": pairs, "grow": grow}[args.mode](args, *data)
 
 
 if __name__ == "__main__":
