@@ -2,12 +2,16 @@
 // Tests for window lower bounds (`strong_lower_bound`, `window_survey`): on a small instance
 // whose optimum is above max live bytes the bound is certified; on random instances no bound
 // exceeds the brute-force optimum, every feasible window's placement checks out and the
-// survey's windows cover every window; on the MiniMalloc suite no bound exceeds a known peak.
+// survey's windows cover every window; on the MiniMalloc suite no bound exceeds a known peak;
+// on D, committed placements at max live cover every window `strong_lower_bound` tries.
 #include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <fstream>
+#include <map>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -140,6 +144,66 @@ TEST_SUITE("packing/strong_bound") {
       const interval_graph g(p);
       for (const auto& v : s->feasible) {
         CHECK(validate(window_relaxation(p, g, v.first, v.end), v.solution).has_value());
+      }
+    }
+  }
+
+  TEST_CASE("D at max live: placements of three windows cover every window strong_lower_bound tries") {
+    // Issue 18: the window kind, as `strong_lower_bound` runs it (default options), cannot
+    // prove more than max live on D at any time limit. The certificate lists, for the windows
+    // [0, 77), [4, 86) and [24, 94) of D's 94 sections, an offset per buffer of the window's
+    // relaxation (found with `bench/packing/dj_cpsat.py grow`); here they must be valid and
+    // under max live, and every tried window must lie inside one of them.
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto file = read_interval_csv_file((dir / "minimalloc" / "challenging" / "D.1048576.csv").string());
+    REQUIRE(file.has_value());
+    const auto& p = file->problem;
+    const interval_graph g(p);
+    REQUIRE(g.section_count() == 94);
+    std::ifstream in(std::string(XLAMEM_TEST_SOURCE_DIR) + "/data/packing/D-max-live-windows.csv");
+    REQUIRE(in.good());
+    std::map<std::pair<std::size_t, std::size_t>, std::map<std::string, std::int64_t>> windows;
+    std::string line;
+    std::getline(in, line);
+    CHECK(line == "first,end,id,offset");
+    while (std::getline(in, line)) {
+      std::istringstream row(line);
+      std::string first, end, id, offset;
+      REQUIRE(std::getline(row, first, ','));
+      REQUIRE(std::getline(row, end, ','));
+      REQUIRE(std::getline(row, id, ','));
+      REQUIRE(std::getline(row, offset));
+      windows[{std::stoul(first), std::stoul(end)}][id] = std::stoll(offset);
+    }
+    REQUIRE(windows.size() == 3);
+    for (const auto& [w, offsets] : windows) {
+      CAPTURE(w.first);
+      CAPTURE(w.second);
+      const auto sub = window_relaxation(p, g, w.first, w.second);
+      REQUIRE(offsets.size() == sub.buffers.size());
+      placement s;
+      for (const auto& b : sub.buffers) {
+        REQUIRE(offsets.count(b.id) == 1);
+        s.offsets.push_back(offsets.at(b.id));
+      }
+      CHECK(validate(sub, s).has_value());
+      CHECK(peak_of(sub, s) <= lower_bound(p));
+    }
+    const auto tried = strong_bound_windows(p, g);
+    CHECK(tried.size() > 8);
+    for (const auto& [a, b] : tried) {
+      CAPTURE(a);
+      CAPTURE(b);
+      CHECK(std::any_of(windows.begin(), windows.end(),
+                        [&](const auto& w) { return w.first.first <= a && b <= w.first.second; }));
+    }
+    // And every window of up to 63 sections: only [23, 87) and [3, 78) (and windows containing
+    // them) are left undecided by these placements.
+    for (std::size_t a = 0; a < 94; ++a) {
+      for (std::size_t b = a + 1; b <= std::min<std::size_t>(94, a + 63); ++b) {
+        const bool inside = std::any_of(windows.begin(), windows.end(),
+                                        [&](const auto& w) { return w.first.first <= a && b <= w.first.second; });
+        if (!inside) CHECK_MESSAGE(false, "window [" << a << ", " << b << ") is not covered");
       }
     }
   }

@@ -99,8 +99,36 @@ inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem&
   return sub;
 }
 
-/// Raises max live bytes by window proofs within `o.time_limit_seconds`. Errors: the problem
-/// is malformed.
+/// The windows [first, end) of sections of `g` (`interval_graph(p)`) that `strong_lower_bound`
+/// tries, in its order: around each of the `o.windows` fullest sections, widths doubling from
+/// one section to `o.max_width`, while a window meets at most `o.max_buffers` buffers; each
+/// window once. A bound from them needs one of them not to pack, so placements of windows
+/// containing them all (a certificate) show that no time limit lets it beat max live.
+[[nodiscard]] inline std::vector<std::pair<std::size_t, std::size_t>> strong_bound_windows(
+    const packing_problem& p, const interval_graph& g, const strong_bound_options& o = {}) {
+  const std::size_t sections = g.section_count();
+  std::vector<std::size_t> centres(sections);
+  std::iota(centres.begin(), centres.end(), std::size_t{0});
+  std::stable_sort(centres.begin(), centres.end(),
+                   [&](std::size_t x, std::size_t y) { return g.section_bytes(x) > g.section_bytes(y); });
+  centres.resize(std::min(centres.size(), o.windows));
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (const auto c : centres) {
+    for (std::size_t width = 1; width <= std::max<std::size_t>(o.max_width, 1); width *= 2) {
+      const std::size_t a = c >= width / 2 ? c - width / 2 : 0;
+      const std::size_t b = std::min(sections, a + width);
+      std::size_t meeting = 0;
+      for (std::size_t i = 0; i < p.buffers.size(); ++i) meeting += detail::meets_window(p, g, i, a, b) ? 1 : 0;
+      if (meeting > o.max_buffers) break;  // wider windows around c meet at least as many
+      if (std::find(out.begin(), out.end(), std::pair{a, b}) == out.end()) out.emplace_back(a, b);
+      if (b == sections && a == 0) break;
+    }
+  }
+  return out;
+}
+
+/// Raises max live bytes by window proofs (the windows of `strong_bound_windows`) within
+/// `o.time_limit_seconds`. Errors: the problem is malformed.
 [[nodiscard]] inline result<strong_bound_result> strong_lower_bound(const packing_problem& p,
                                                                    const strong_bound_options& o = {}) {
   if (auto ok = validate_problem(p); !ok) return ok.error();
@@ -114,34 +142,22 @@ inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem&
   out.max_live = lower_bound(p);
   out.lower_bound = out.max_live;
   const interval_graph g(p);
-  const std::size_t sections = g.section_count();
   const auto granule = packing_granule(p);
-  std::vector<std::size_t> centres(sections);
-  std::iota(centres.begin(), centres.end(), std::size_t{0});
-  std::stable_sort(centres.begin(), centres.end(),
-                   [&](std::size_t x, std::size_t y) { return g.section_bytes(x) > g.section_bytes(y); });
-  centres.resize(std::min(centres.size(), o.windows));
-  for (const auto c : centres) {
-    for (std::size_t width = 1; width <= std::max<std::size_t>(o.max_width, 1); width *= 2) {
-      if (has_deadline && time_left() <= 0) break;
-      const std::size_t a = c >= width / 2 ? c - width / 2 : 0;
-      const std::size_t b = std::min(sections, a + width);
-      const auto sub = window_relaxation(p, g, a, b);
-      if (sub.buffers.size() > o.max_buffers) break;
-      minimize_options mo;
-      // A share of what is left, so that later windows still get a chance.
-      mo.time_limit_seconds = has_deadline ? std::max(0.001, time_left() / 4) : 0.0;
-      const auto r = minimize_peak(sub, mo);
-      if (!r) return r.error();
-      ++out.proofs;
-      const auto bound = (r->lower_bound + granule - 1) / granule * granule;
-      if (bound > out.lower_bound) {
-        out.lower_bound = bound;
-        out.improved = true;
-        std::tie(out.window_begin, out.window_end) = detail::window_times(p, g, a, b);
-        out.window_buffers = sub.buffers.size();
-      }
-      if (b == sections && a == 0) break;
+  for (const auto& [a, b] : strong_bound_windows(p, g, o)) {
+    if (has_deadline && time_left() <= 0) break;
+    const auto sub = window_relaxation(p, g, a, b);
+    minimize_options mo;
+    // A share of what is left, so that later windows still get a chance.
+    mo.time_limit_seconds = has_deadline ? std::max(0.001, time_left() / 4) : 0.0;
+    const auto r = minimize_peak(sub, mo);
+    if (!r) return r.error();
+    ++out.proofs;
+    const auto bound = (r->lower_bound + granule - 1) / granule * granule;
+    if (bound > out.lower_bound) {
+      out.lower_bound = bound;
+      out.improved = true;
+      std::tie(out.window_begin, out.window_end) = detail::window_times(p, g, a, b);
+      out.window_buffers = sub.buffers.size();
     }
   }
   out.seconds = std::chrono::duration<double>(clock::now() - start).count();
