@@ -11,10 +11,19 @@
 // `--certificates DIR` writes each feasible window's relaxation and placement as an interval
 // CSV with an `offset` column; `dj_bound --check FILE.csv [C]` re-checks one (valid, peak <= C).
 // `dj_bound FILE.csv --relaxation FIRST END OUT.csv` writes the window [FIRST, END)'s relaxation
-// (to decide one open window with a longer search: `xlamem pack OUT.csv --capacity C`).
+// (to decide one open window with a longer search: `xlamem pack OUT.csv --capacity C`); with
+// `--spanning-below` it leaves out the buffers live over the whole window (stacked at the
+// bottom without loss) and prints their bytes, to decide the rest at C minus them;
+// `dj_bound FILE.csv --restore FIRST END REST_PLACEMENT.csv OUT.csv` puts them back (stacked
+// from offset 0, the rest shifted up) and checks the window's placement.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "xlamem/io/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
@@ -25,6 +34,41 @@ const char* status_name(xlamem::search_status s) {
          : s == xlamem::search_status::infeasible ? "INFEASIBLE"
                                                   : "timed_out";
 }
+
+// The relaxation of FILE's window [first, end) of sections, or nothing (after a message).
+std::optional<xlamem::packing_problem> read_window(const char* path, const char* first_arg, const char* end_arg) {
+  using namespace xlamem;
+  auto file = read_interval_csv_file(path);
+  if (!file) {
+    std::fprintf(stderr, "dj_bound: %s\n", file.error().to_string().c_str());
+    return std::nullopt;
+  }
+  const interval_graph g(file->problem);
+  const auto first = std::strtoull(first_arg, nullptr, 10), end = std::strtoull(end_arg, nullptr, 10);
+  if (first >= end || end > g.section_count()) {
+    std::fprintf(stderr, "dj_bound: window [%s, %s) not inside the %zu sections\n", first_arg, end_arg,
+                 g.section_count());
+    return std::nullopt;
+  }
+  return window_relaxation(file->problem, g, first, end);
+}
+
+// The buffers of p live over all of its times. They can be stacked at the bottom without
+// loss: moving one there shifts only what was under it, up by its size (alignments of 1 only).
+std::vector<bool> spanning(const xlamem::packing_problem& p) {
+  std::int64_t lo = 0, hi = 0;
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+    lo = i == 0 ? p.buffers[i].lower : std::min(lo, p.buffers[i].lower);
+    hi = i == 0 ? p.buffers[i].upper : std::max(hi, p.buffers[i].upper);
+  }
+  std::vector<bool> out;
+  for (const auto& b : p.buffers) out.push_back(b.lower == lo && b.upper == hi && !b.fixed_offset);
+  return out;
+}
+
+bool unaligned(const xlamem::packing_problem& p) {
+  return std::all_of(p.buffers.begin(), p.buffers.end(), [](const auto& b) { return b.alignment == 1; });
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -33,7 +77,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: dj_bound FILE.csv [--seconds S] [--total T] [--capacity C] [--hint-seconds H] "
                          "[--certificates DIR]\n"
                          "       dj_bound --check CERTIFICATE.csv [C]\n"
-                         "       dj_bound FILE.csv --relaxation FIRST END OUT.csv\n");
+                         "       dj_bound FILE.csv --relaxation FIRST END OUT.csv [--spanning-below]\n"
+                         "       dj_bound FILE.csv --restore FIRST END REST_PLACEMENT.csv OUT.csv\n");
     return 3;
   }
   if (std::string(argv[1]) == "--check") {
@@ -50,26 +95,79 @@ int main(int argc, char** argv) {
                 ok ? "yes" : ok.error().to_string().c_str(), static_cast<long long>(peak), within ? "yes" : "NO");
     return ok && within ? 0 : 1;
   }
-  if (argc == 6 && std::string(argv[2]) == "--relaxation") {
-    auto file = read_interval_csv_file(argv[1]);
-    if (!file) {
-      std::fprintf(stderr, "dj_bound: %s\n", file.error().to_string().c_str());
+  if ((argc == 6 || argc == 7) && std::string(argv[2]) == "--relaxation") {
+    const bool spanning_below = argc == 7 && std::string(argv[6]) == "--spanning-below";
+    if (argc == 7 && !spanning_below) {
+      std::fprintf(stderr, "dj_bound: unknown option %s\n", argv[6]);
       return 3;
     }
-    const interval_graph g(file->problem);
-    const auto first = std::strtoull(argv[3], nullptr, 10), end = std::strtoull(argv[4], nullptr, 10);
-    if (first >= end || end > g.section_count()) {
-      std::fprintf(stderr, "dj_bound: window [%s, %s) not inside the %zu sections\n", argv[3], argv[4],
-                   g.section_count());
+    auto sub = read_window(argv[1], argv[3], argv[4]);
+    if (!sub) return 3;
+    if (spanning_below && !unaligned(*sub)) {
+      std::fprintf(stderr, "dj_bound: --spanning-below needs alignments of 1\n");
       return 3;
     }
-    const auto sub = window_relaxation(file->problem, g, first, end);
-    if (auto w = write_interval_csv_file(argv[5], sub, nullptr); !w) {
+    const auto span = spanning(*sub);
+    packing_problem rest;
+    std::int64_t below = 0;
+    for (std::size_t i = 0; i < sub->buffers.size(); ++i) {
+      if (spanning_below && span[i]) below += sub->buffers[i].size;
+      else rest.buffers.push_back(sub->buffers[i]);
+    }
+    if (auto w = write_interval_csv_file(argv[5], rest, nullptr); !w) {
       std::fprintf(stderr, "dj_bound: %s\n", w.error().to_string().c_str());
       return 3;
     }
-    std::printf("%s: window [%s,%s) buffers=%zu\n", argv[5], argv[3], argv[4], sub.buffers.size());
+    std::printf("%s: window [%s,%s) buffers=%zu", argv[5], argv[3], argv[4], rest.buffers.size());
+    if (spanning_below) {
+      std::printf(" spanning_buffers=%zu spanning_bytes=%lld (decide the rest at capacity - spanning_bytes)",
+                  sub->buffers.size() - rest.buffers.size(), static_cast<long long>(below));
+    }
+    std::printf("\n");
     return 0;
+  }
+  if (argc == 7 && std::string(argv[2]) == "--restore") {
+    auto sub = read_window(argv[1], argv[3], argv[4]);
+    if (!sub) return 3;
+    auto rest = read_interval_csv_file(argv[5]);
+    if (!rest || !rest->offsets) {
+      std::fprintf(stderr, "dj_bound: %s\n", rest ? "no offset column" : rest.error().to_string().c_str());
+      return 3;
+    }
+    std::map<std::string, std::int64_t> offset_of;
+    for (std::size_t i = 0; i < rest->problem.buffers.size(); ++i) {
+      offset_of[rest->problem.buffers[i].id] = rest->offsets->offsets[i];
+    }
+    if (!unaligned(*sub)) {
+      std::fprintf(stderr, "dj_bound: --restore needs alignments of 1\n");
+      return 3;
+    }
+    const auto span = spanning(*sub);
+    std::int64_t below = 0;
+    for (std::size_t i = 0; i < sub->buffers.size(); ++i) below += span[i] ? sub->buffers[i].size : 0;
+    placement s;
+    std::int64_t stacked = 0;
+    for (std::size_t i = 0; i < sub->buffers.size(); ++i) {
+      const auto& b = sub->buffers[i];
+      if (span[i]) {
+        s.offsets.push_back(stacked);
+        stacked += b.size;
+      } else if (auto it = offset_of.find(b.id); it != offset_of.end()) {
+        s.offsets.push_back(it->second + below);
+      } else {
+        std::fprintf(stderr, "dj_bound: %s has no offset for buffer %s\n", argv[5], b.id.c_str());
+        return 3;
+      }
+    }
+    if (auto w = write_interval_csv_file(argv[6], *sub, &s); !w) {
+      std::fprintf(stderr, "dj_bound: %s\n", w.error().to_string().c_str());
+      return 3;
+    }
+    const auto ok = validate(*sub, s);
+    std::printf("%s: window [%s,%s) buffers=%zu valid=%s peak=%lld\n", argv[6], argv[3], argv[4],
+                sub->buffers.size(), ok ? "yes" : ok.error().to_string().c_str(),
+                static_cast<long long>(peak_of(*sub, s)));
+    return ok ? 0 : 1;
   }
   window_survey_options o;
   std::string certificates;

@@ -22,8 +22,8 @@ ortools` in a generator environment.
       inside a window of DIR (feasible window placements at C, as `dj_bound --certificates`
       writes them) takes its split from that placement, checked here, instead of a solve.
   dj_cpsat.py FILE.csv grow --from PLACEMENT.csv --window FIRST END --to SECTION
-                            --dj-bound PATH --outdir DIR [--capacity C] [--seconds S]
-                            [--lns K1,K2,...] [--lns-seconds S2]
+                            [--dj-bound PATH] [--outdir DIR] [--capacity C] [--seconds S]
+                            [--lns K1,K2,...] [--lns-seconds S2] [--workers W]
       Widens a feasible window [FIRST, END) (PLACEMENT: its placement at C, as `dj_bound
       --certificates` writes it) one section at a time toward SECTION (below FIRST: the window
       grows to the left; at or above END: to the right), keeping C. Each window's relaxation
