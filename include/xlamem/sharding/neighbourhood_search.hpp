@@ -1,0 +1,141 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Large-neighbourhood search: choose a few variables, relabel them optimally with the rest
+/// fixed (`subproblem_search`, memory exact), keep the result when it is cheaper, repeat.
+///
+/// Two kinds of neighbourhood, taken in turn:
+///  - a ball of the edge graph around a random variable (neighbours in random order), for
+///    groups of variables whose edges make them change together;
+///  - the variables whose usage depends on their label at a heavily loaded memory row (the
+///    most loaded of a few random rows), grown by their graph neighbours: the choices that
+///    compete for memory.
+/// Each kind keeps its own size, grown while its subproblems finish within the node limit and
+/// shrunk when they do not.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "xlamem/sharding/subproblem.hpp"
+
+namespace xlamem::sharding {
+
+class neighbourhood_search {
+ public:
+  struct statistics {
+    std::uint64_t steps = 0;
+    std::uint64_t improvements = 0;
+    std::uint64_t nodes = 0;
+  };
+
+  neighbourhood_search(const search_model& m, std::uint64_t seed)
+      : model_(&m), sub_(m), rng_(seed), in_(m.var_count(), 0) {}
+
+  /// One neighbourhood relabelled. @returns how much cheaper `state` became.
+  cost_type step(assignment_state& state,
+                 std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    const std::size_t kind = stats_.steps % kinds;
+    ++stats_.steps;
+    if (model_->var_count() == 0) return 0;
+    auto& size = size_[kind];
+    chosen_.clear();
+    if (kind == 0 || !memory_seeds(state, size / 2)) ball(random_var(), size);
+    grow(size);
+    for (auto v : chosen_) in_[v] = 0;
+    const auto out = sub_.improve(state, chosen_, node_limit, deadline);
+    stats_.nodes += out.nodes;
+    if (out.improved) ++stats_.improvements;
+    if (out.complete) {
+      if (++complete_streak_[kind] >= 3 && size < max_size) {
+        ++size;
+        complete_streak_[kind] = 0;
+      }
+    } else {
+      complete_streak_[kind] = 0;
+      if (size > min_size) --size;
+    }
+    return out.gain;
+  }
+
+  [[nodiscard]] const statistics& stats() const noexcept { return stats_; }
+
+ private:
+  static constexpr std::size_t kinds = 2;
+  static constexpr std::size_t min_size = 2, max_size = 64;
+  static constexpr std::uint64_t node_limit = 20000;
+
+  const search_model* model_;
+  subproblem_search sub_;
+  std::mt19937_64 rng_;
+  std::vector<char> in_;
+  std::vector<std::uint32_t> chosen_, candidates_;
+  std::array<std::size_t, kinds> size_{6, 6};
+  std::array<int, kinds> complete_streak_{0, 0};
+  statistics stats_;
+
+  std::uint32_t random_var() { return static_cast<std::uint32_t>(rng_() % model_->var_count()); }
+
+  void take(std::uint32_t v) {
+    if (in_[v]) return;
+    in_[v] = 1;
+    chosen_.push_back(v);
+  }
+
+  /// Breadth-first from `seed`, each variable's neighbours in a random rotation.
+  void ball(std::uint32_t seed, std::size_t size) {
+    take(seed);
+    grow(size);
+  }
+
+  /// Extends the chosen set breadth-first to `size` variables.
+  void grow(std::size_t size) {
+    const auto& m = *model_;
+    for (std::size_t h = 0; h < chosen_.size() && chosen_.size() < size; ++h) {
+      const auto arcs = m.arcs(chosen_[h]);
+      if (arcs.empty()) continue;
+      const std::size_t start = rng_() % arcs.size();
+      for (std::size_t q = 0; q < arcs.size() && chosen_.size() < size; ++q) take(arcs[(start + q) % arcs.size()].other);
+    }
+    while (chosen_.size() < size && chosen_.size() < m.var_count()) take(random_var());  // disconnected parts
+  }
+
+  /// Picks up to `count` variables whose usage depends on their label at a loaded row.
+  bool memory_seeds(const assignment_state& state, std::size_t count) {
+    const auto& m = *model_;
+    const auto& rows = m.rows();
+    if (rows.row_count() == 0 || count == 0) return false;
+    std::size_t row = rng_() % rows.row_count();
+    usage_type load = state.load().at(row);
+    for (int k = 0; k < 7; ++k) {
+      const std::size_t r = rng_() % rows.row_count();
+      const usage_type l = state.load().at(r);
+      if (l > load) {
+        load = l;
+        row = r;
+      }
+    }
+    candidates_.clear();
+    for (std::uint32_t v = 0; v < m.var_count(); ++v) {
+      const auto* run = rows.run_at(v, row);
+      if (run == nullptr) continue;
+      const usage_type u0 = rows.usage(*run, 0);
+      for (std::size_t s = 1; s < m.labels(v); ++s) {
+        if (rows.usage(*run, s) != u0) {
+          candidates_.push_back(v);
+          break;
+        }
+      }
+    }
+    if (candidates_.empty()) return false;
+    std::shuffle(candidates_.begin(), candidates_.end(), rng_);
+    for (std::size_t i = 0; i < candidates_.size() && i < count; ++i) take(candidates_[i]);
+    return true;
+  }
+};
+
+}  // namespace xlamem::sharding

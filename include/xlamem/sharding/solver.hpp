@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The anytime solver of the sharding problem under a memory limit: `solve(problem, options)`.
+///
+/// 1. Presolve (sharding/presolve.hpp) shrinks the problem, usually by two orders of magnitude
+///    on XLA's requests (follow constraints and aliases merge whole chains of instructions).
+/// 2. A first assignment within the limit at once: every variable at its smallest total usage,
+///    repaired if that is still too much.
+/// 3. The memory limit relaxed with Lagrange multipliers, each relaxed problem solved by TRW-S
+///    (sharding/lagrangian.hpp): a lower bound, and from every labelling a candidate made to fit
+///    (`repair_memory`) and polished (`improve_single`).
+/// 4. Large-neighbourhood search with exact subproblems (sharding/neighbourhood_search.hpp) on
+///    the best assignment until the time limit.
+/// With N threads, thread 0 runs 3 then 4 and the others run 4 from the start with their own
+/// seeds; every thread adopts the best assignment any thread has published when it is better
+/// than its own (checked about four times a second).
+///
+/// The result is the best assignment found within the limit (or, when none fits, the one with
+/// the least excess), its exact cost on the original problem, and a lower bound on the optimum.
+/// The time limit is wall-clock and covers everything from the call to the return; the search
+/// stops a little before it to leave time for mapping the answer back.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "xlamem/error.hpp"
+#include "xlamem/sharding/lagrangian.hpp"
+#include "xlamem/sharding/local_moves.hpp"
+#include "xlamem/sharding/neighbourhood_search.hpp"
+#include "xlamem/sharding/presolve.hpp"
+
+namespace xlamem::sharding {
+
+/// What `solve` reports while it runs.
+struct solve_progress {
+  double seconds = 0;          ///< since the call
+  bool feasible = false;       ///< an assignment within the limit is known
+  wide_cost best_cost;         ///< the best such assignment's cost (presolved, exact)
+  double lower_bound = 0;      ///< the best lower bound so far
+};
+
+struct solve_options {
+  /// Wall-clock seconds for the whole call.
+  double time_limit = 10.0;
+  /// Threads to search with (1: only the calling thread).
+  unsigned threads = 1;
+  /// Seed of the random choices (thread k uses seed + k).
+  std::uint64_t seed = 1;
+  /// Called from the calling thread about every `progress_interval` seconds, if set.
+  std::function<void(const solve_progress&)> progress;
+  double progress_interval = 1.0;
+};
+
+enum class solve_status {
+  optimal,          ///< the assignment is proven optimal (its cost equals the lower bound)
+  time_limit,       ///< the time ran out: the best assignment found, within the limit
+  over_limit,       ///< no assignment within the memory limit was found
+  forbidden,        ///< the assignment uses a forbidden choice (cost >= forbidden_cost): no
+                    ///< assignment without one was found (or, per presolve, none exists)
+};
+
+[[nodiscard]] constexpr const char* to_string(solve_status s) noexcept {
+  switch (s) {
+    case solve_status::optimal: return "optimal";
+    case solve_status::time_limit: return "time_limit";
+    case solve_status::over_limit: return "over_limit";
+    case solve_status::forbidden: return "forbidden";
+  }
+  return "unknown";
+}
+
+struct solve_result {
+  solve_status status = solve_status::over_limit;
+  assignment strategies;          ///< one strategy per node of the original problem
+  wide_cost cost;                 ///< exact cost of `strategies` on the original problem
+  bool feasible = false;          ///< within the memory limit at every time step
+  std::size_t forbidden_choices = 0;  ///< node strategies and edge pairs at or above forbidden_cost
+  usage_type peak = 0;            ///< the largest total usage at any time step
+  wide_cost lower_bound;          ///< no assignment within the limit costs less
+  double gap = 1.0;               ///< (cost - lower_bound) / cost, 0 when optimal
+  double seconds = 0;             ///< wall-clock time of the call
+  double seconds_to_first_feasible = -1;  ///< -1 when none was found
+  double seconds_to_best = -1;    ///< when the returned assignment was found
+  presolved::statistics presolve; ///< what presolve did
+  std::size_t variables = 0;      ///< variables left after presolve
+  std::uint64_t relaxation_steps = 0;
+  neighbourhood_search::statistics search;
+};
+
+namespace detail {
+
+/// The best assignment any thread has found, shared under a mutex.
+class incumbent {
+ public:
+  explicit incumbent(solver_clock::time_point start) : start_(start) {}
+
+  /// Offers an assignment; keeps it when it fits and is cheaper (or is the first that fits).
+  void offer(const assignment_state& st) {
+    const bool fits = st.fits();
+    std::lock_guard lock(mutex_);
+    if (!better(fits, st.cost(), st.excess())) return;
+    if (fits && !fits_) first_feasible_ = seconds();
+    fits_ = fits;
+    cost_ = st.cost();
+    excess_ = st.excess();
+    labels_ = st.labels();
+    found_at_ = seconds();
+    cost_atomic_.store(fits ? cost_ : std::numeric_limits<cost_type>::max(), std::memory_order_relaxed);
+  }
+  /// Copies the incumbent into `st` when it is better than `st`.
+  bool adopt_if_better(assignment_state& st, const search_model& m) {
+    if (cost_atomic_.load(std::memory_order_relaxed) >= (st.fits() ? st.cost() : std::numeric_limits<cost_type>::max())) {
+      return false;
+    }
+    std::vector<std::uint32_t> labels;
+    {
+      std::lock_guard lock(mutex_);
+      labels = labels_;
+    }
+    st = assignment_state(m, std::move(labels));
+    return true;
+  }
+  void offer_bound(double b) {
+    double cur = bound_.load(std::memory_order_relaxed);
+    while (b > cur && !bound_.compare_exchange_weak(cur, b, std::memory_order_relaxed)) {}
+  }
+  [[nodiscard]] double bound() const noexcept { return bound_.load(std::memory_order_relaxed); }
+  /// The cost the relaxation steers toward: the best fitting cost, else a large guess.
+  [[nodiscard]] double target() const {
+    const cost_type c = cost_atomic_.load(std::memory_order_relaxed);
+    return c == std::numeric_limits<cost_type>::max() ? 0.0 : static_cast<double>(c);
+  }
+  struct snapshot {
+    bool fits = false;
+    cost_type cost = 0;
+    std::vector<std::uint32_t> labels;
+    double first_feasible = -1, found_at = -1;
+  };
+  [[nodiscard]] snapshot get() const {
+    std::lock_guard lock(mutex_);
+    return {fits_, cost_, labels_, first_feasible_, found_at_};
+  }
+  [[nodiscard]] double seconds() const {
+    return std::chrono::duration<double>(solver_clock::now() - start_).count();
+  }
+
+ private:
+  solver_clock::time_point start_;
+  mutable std::mutex mutex_;
+  bool fits_ = false;
+  bool any_ = false;
+  cost_type cost_ = 0;
+  usage_type excess_ = 0;
+  std::vector<std::uint32_t> labels_;
+  double first_feasible_ = -1, found_at_ = -1;
+  std::atomic<cost_type> cost_atomic_{std::numeric_limits<cost_type>::max()};
+  std::atomic<double> bound_{-1e300};
+
+  bool better(bool fits, cost_type cost, usage_type excess) {
+    if (!any_) {
+      any_ = true;
+      return true;
+    }
+    if (fits != fits_) return fits;
+    return fits ? cost < cost_ : excess < excess_;
+  }
+};
+
+/// Every variable at its label of least total usage (row-weighted), ties to the cheaper label.
+inline std::vector<std::uint32_t> least_usage_labels(const search_model& m) {
+  std::vector<std::uint32_t> labels(m.var_count(), 0);
+  const auto& rows = m.rows();
+  for (std::size_t v = 0; v < m.var_count(); ++v) {
+    double best = std::numeric_limits<double>::infinity();
+    cost_type best_cost = std::numeric_limits<cost_type>::max();
+    for (std::uint32_t s = 0; s < m.labels(v); ++s) {
+      double use = 0;
+      for (const auto& r : rows.runs(v)) use += static_cast<double>(rows.usage(r, s)) * static_cast<double>(r.end - r.begin);
+      const cost_type c = m.unary(v)[s];
+      if (use < best || (use == best && c < best_cost)) {
+        best = use;
+        best_cost = c;
+        labels[v] = s;
+      }
+    }
+  }
+  return labels;
+}
+
+/// The work of one thread: the relaxation first when `relax`, then neighbourhood search.
+struct worker {
+  const search_model& model;
+  incumbent& best;
+  solver_clock::time_point deadline;
+  std::uint64_t seed;
+  bool relax;
+  double relax_share;  ///< fraction of the remaining time the relaxation may use
+  std::function<void()> tick;  ///< called between steps on the calling thread (progress)
+  std::uint64_t relaxation_steps = 0;
+  neighbourhood_search::statistics search;
+
+  void run() {
+    assignment_state state(model, least_usage_labels(model));
+    if (relax) {
+      if (!state.fits()) repair_memory(model, state, deadline);
+      best.offer(state);
+      relaxation(state);
+    }
+    local_search(state);
+  }
+
+  void relaxation(assignment_state& state) {
+    lagrangian_relaxation lr(model);
+    const auto now = solver_clock::now();
+    const auto until = now + std::chrono::duration_cast<solver_clock::duration>((deadline - now) * relax_share);
+    while (solver_clock::now() < until && lr.factor() > 1e-3) {
+      const double bound = lr.step(best.target());
+      ++relaxation_steps;
+      best.offer_bound(bound);
+      assignment_state candidate(model, lr.labels());
+      if (!candidate.fits() && !repair_memory(model, candidate, until)) continue;
+      improve_single(model, candidate, until);
+      best.offer(candidate);
+      if (tick) tick();
+    }
+    best.adopt_if_better(state, model);
+  }
+
+  void local_search(assignment_state& state) {
+    neighbourhood_search lns(model, seed);
+    best.adopt_if_better(state, model);
+    auto next_sync = solver_clock::now();
+    while (solver_clock::now() < deadline) {
+      if (lns.step(state, deadline) > 0 && state.fits()) best.offer(state);
+      if (solver_clock::now() >= next_sync) {
+        next_sync = solver_clock::now() + std::chrono::milliseconds(250);
+        best.offer(state);
+        best.adopt_if_better(state, model);
+        if (tick) tick();
+      }
+    }
+    best.offer(state);
+    search = lns.stats();
+  }
+};
+
+/// What branch and bound over every variable settled, when there are few variables.
+enum class exact_outcome { unknown, optimal, nothing_fits };
+
+/// Branch and bound over every variable when there are few: when it finishes, the incumbent
+/// is optimal, or no assignment fits.
+inline exact_outcome solve_small_exactly(const search_model& m, incumbent& best, solver_clock::time_point deadline) {
+  constexpr std::size_t max_vars = 48;
+  constexpr std::uint64_t node_limit = 200000;
+  if (m.var_count() > max_vars) return exact_outcome::unknown;
+  assignment_state state(m, least_usage_labels(m));
+  best.offer(state);
+  std::vector<std::uint32_t> all(m.var_count());
+  for (std::uint32_t v = 0; v < all.size(); ++v) all[v] = v;
+  subproblem_search search(m);
+  const auto out = search.improve(state, all, node_limit, deadline);
+  best.offer(state);
+  if (!out.complete) return exact_outcome::unknown;
+  return state.fits() ? exact_outcome::optimal : exact_outcome::nothing_fits;
+}
+
+/// Checks what the solver relies on: nonnegative costs and usages, a nonnegative limit, edge
+/// ends in range, at least one strategy per node, finite costs whose sum fits in 62 bits.
+template <sharding_problem P>
+result<void> check_solvable(const P& p) {
+  using T = problem_traits<P>;
+  const std::size_t n = T::node_count(p);
+  if (T::usage_limit(p) < 0) return error(errc::invalid_argument, "the usage limit is negative");
+  double finite_total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t k = T::strategy_count(p, i);
+    if (k == 0) return error(errc::invalid_argument, "node " + std::to_string(i) + " has no strategy");
+    cost_type hi = 0;
+    for (std::size_t s = 0; s < k; ++s) {
+      const cost_type c = T::node_cost(p, i, s);
+      if (c < 0) return error(errc::invalid_argument, "node " + std::to_string(i) + " strategy " + std::to_string(s) + ": negative cost");
+      if (T::node_usage(p, i, s) < 0) {
+        return error(errc::invalid_argument, "node " + std::to_string(i) + " strategy " + std::to_string(s) + ": negative usage");
+      }
+      if (!is_forbidden(c)) hi = std::max(hi, c);
+    }
+    finite_total += static_cast<double>(hi);
+  }
+  for (std::size_t e = 0; e < T::edge_count(p); ++e) {
+    const auto [a, b] = T::edge_nodes(p, e);
+    if (a >= n || b >= n) return error(errc::invalid_argument, "edge " + std::to_string(e) + ": node out of range");
+    cost_type hi = 0;
+    for (std::size_t x = 0; x < T::strategy_count(p, a); ++x) {
+      for (std::size_t y = 0; y < T::strategy_count(p, b); ++y) {
+        const cost_type c = T::edge_cost(p, e, x, y);
+        if (c < 0) return error(errc::invalid_argument, "edge " + std::to_string(e) + ": negative cost");
+        if (!is_forbidden(c)) hi = std::max(hi, c);
+      }
+    }
+    finite_total += static_cast<double>(hi);
+  }
+  if (finite_total >= 4.0e18) {
+    return error(errc::out_of_range, "the largest finite costs sum to more than 4e18; scale the costs down");
+  }
+  return {};
+}
+
+/// Exact cost of `a` on `p` (128 bits), the number of forbidden choices, and the peak usage.
+template <sharding_problem P>
+void score(const P& p, solve_result& r) {
+  using T = problem_traits<P>;
+  const auto& a = r.strategies;
+  r.cost = wide_cost{};
+  r.forbidden_choices = 0;
+  std::vector<std::pair<std::int64_t, usage_type>> events;
+  for (std::size_t i = 0; i < T::node_count(p); ++i) {
+    r.cost += T::node_cost(p, i, a[i]);
+    if (is_forbidden(T::node_cost(p, i, a[i]))) ++r.forbidden_choices;
+    const auto live = T::interval(p, i);
+    if (live.empty()) continue;
+    events.emplace_back(live.lower, T::node_usage(p, i, a[i]));
+    events.emplace_back(live.upper, -T::node_usage(p, i, a[i]));
+  }
+  for (std::size_t e = 0; e < T::edge_count(p); ++e) {
+    const auto [u, v] = T::edge_nodes(p, e);
+    r.cost += T::edge_cost(p, e, a[u], a[v]);
+    if (is_forbidden(T::edge_cost(p, e, a[u], a[v]))) ++r.forbidden_choices;
+  }
+  std::sort(events.begin(), events.end());
+  usage_type load = 0, peak = 0;
+  for (std::size_t k = 0; k < events.size();) {
+    const auto t = events[k].first;
+    for (; k < events.size() && events[k].first == t; ++k) load += events[k].second;
+    peak = std::max(peak, load);
+  }
+  r.peak = peak;
+  r.feasible = peak <= T::usage_limit(p);
+}
+
+}  // namespace detail
+
+/// Solves `p` within `options.time_limit` seconds (see the file comment).
+template <sharding_problem P>
+[[nodiscard]] result<solve_result> solve(const P& p, const solve_options& options = {}) {
+  const auto start = solver_clock::now();
+  if (auto ok = detail::check_solvable(p); !ok) return ok.error();
+  if (!(options.time_limit >= 0)) return error(errc::invalid_argument, "the time limit must be >= 0 seconds");
+  const auto limit = std::chrono::duration<double>(std::min(options.time_limit, 1e7));
+  // Leave time to map the answer back and score it: 2 % of the limit, at most 0.5 s.
+  const auto reserve = std::chrono::duration<double>(std::min(0.5, options.time_limit * 0.02));
+  const auto deadline = start + std::chrono::duration_cast<solver_clock::duration>(limit - reserve);
+
+  solve_result out;
+  const presolved pre = presolve(p);
+  out.presolve = pre.stats;
+  out.variables = pre.var_count();
+  const search_model model(pre);
+  detail::incumbent best(start);
+  const auto exact = detail::solve_small_exactly(model, best, deadline);
+  const bool proven = exact == detail::exact_outcome::optimal;
+
+  auto last_tick = solver_clock::now();
+  const auto tick = [&] {
+    if (!options.progress) return;
+    const auto now = solver_clock::now();
+    if (std::chrono::duration<double>(now - last_tick).count() < options.progress_interval) return;
+    last_tick = now;
+    const auto snap = best.get();
+    options.progress({best.seconds(), snap.fits, pre.constant_cost + snap.cost, pre.constant_cost.to_double() + best.bound()});
+  };
+  const unsigned threads = std::max(1u, options.threads);
+  std::vector<detail::worker> workers;
+  workers.reserve(threads);
+  for (unsigned k = 0; k < threads; ++k) {
+    workers.push_back({model, best, deadline, options.seed + k, k == 0, threads == 1 ? 0.3 : 0.5,
+                       k == 0 ? std::function<void()>(tick) : std::function<void()>{}, 0, {}});
+  }
+  if (exact == detail::exact_outcome::unknown) {
+    std::vector<std::jthread> pool;
+    for (unsigned k = 1; k < threads; ++k) pool.emplace_back([&w = workers[k]] { w.run(); });
+    workers[0].run();
+  }
+  for (const auto& w : workers) {
+    out.relaxation_steps += w.relaxation_steps;
+    out.search.steps += w.search.steps;
+    out.search.improvements += w.search.improvements;
+    out.search.nodes += w.search.nodes;
+  }
+
+  const auto snap = best.get();
+  out.strategies = pre.expand(snap.labels);
+  detail::score(p, out);
+  if (out.forbidden_choices > 0) out.status = solve_status::forbidden;
+  else if (!out.feasible) out.status = solve_status::over_limit;
+  else out.status = solve_status::time_limit;
+  const double bound = pre.constant_cost.to_double() + best.bound();
+  const bool permitted = out.forbidden_choices == 0;
+  if (out.feasible && permitted && std::isfinite(bound) && bound > 0) {
+    // Rounded down with a margin for the rounding of the bound's floating-point sums.
+    out.lower_bound = wide_cost(static_cast<std::int64_t>(std::min(std::floor(bound - 1e-9 * std::abs(bound)), 9.0e18)));
+    if (out.lower_bound > out.cost) out.lower_bound = out.cost;
+    const double c = out.cost.to_double();
+    out.gap = c > 0 ? (c - out.lower_bound.to_double()) / c : 0.0;
+    if (out.lower_bound == out.cost) out.status = solve_status::optimal;
+  }
+  if (proven && out.feasible && permitted) {
+    out.lower_bound = out.cost;
+    out.gap = 0;
+    out.status = solve_status::optimal;
+  }
+  out.seconds_to_first_feasible = snap.first_feasible;
+  out.seconds_to_best = snap.found_at;
+  out.seconds = std::chrono::duration<double>(solver_clock::now() - start).count();
+  return out;
+}
+
+}  // namespace xlamem::sharding

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Exact search over a few variables with every other variable fixed: depth-first branch and
+/// bound that finds the cheapest labels of the chosen variables under the memory limit, or
+/// proves the current ones best (the step of the large-neighbourhood search).
+///
+/// Exactness of the memory check: while the search runs, every chosen variable that has no label
+/// yet counts its smallest usage on each of its runs, so a partial assignment is refused only
+/// when no completion fits. The bound is the cost so far plus, for every variable still open,
+/// its cheapest label against the fixed variables and the chosen ones already labelled (edge
+/// costs are nonnegative, so edges between two open variables add at least zero).
+///
+/// Cost: per search node O(labels + degree inside the neighbourhood * labels + runs * log rows).
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <span>
+#include <vector>
+
+#include "xlamem/sharding/search_model.hpp"
+
+namespace xlamem::sharding {
+
+class subproblem_search {
+ public:
+  /// What one call did.
+  struct outcome {
+    bool improved = false;   ///< better labels were found and applied
+    bool complete = false;   ///< the search ended before the node limit: the result is optimal
+    std::uint64_t nodes = 0;
+    cost_type gain = 0;      ///< how much cheaper the state became
+  };
+
+  explicit subproblem_search(const search_model& m)
+      : model_(&m), local_(m.var_count(), none) {}
+
+  /// Relabels `vars` (distinct) optimally within `node_limit` search nodes, the rest of `state`
+  /// fixed; applies the labels found when they fit the limit and are strictly cheaper (or when
+  /// `state` did not fit before).
+  outcome improve(assignment_state& state, std::span<const std::uint32_t> vars, std::uint64_t node_limit,
+                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+    setup(state, vars);
+    outcome out;
+    node_limit_ = node_limit;
+    deadline_ = deadline;
+    nodes_ = 0;
+    // From an assignment over the limit, any labelling that fits is an improvement.
+    const bool over = !state.fits();
+    best_cost_ = over ? std::numeric_limits<cost_type>::max() : incumbent_cost_;
+    found_ = false;
+    search(state, 0, 0);
+    out.nodes = nodes_;
+    out.complete = nodes_ < node_limit_;  // the deadline sets node_limit_ = nodes_
+    teardown(state);
+    if (found_ && (over || best_cost_ < incumbent_cost_)) {
+      const cost_type before = state.cost();
+      for (std::size_t i = 0; i < vars_.size(); ++i) state.set(vars_[i], best_[i]);
+      out.improved = true;
+      out.gain = before - state.cost();
+    }
+    for (auto v : vars_) local_[v] = none;
+    return out;
+  }
+
+ private:
+  static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  struct inner_arc {
+    std::uint32_t to;  ///< local index of a later variable
+    const search_model::arc* arc;  ///< from the earlier variable's side
+  };
+
+  const search_model* model_;
+  std::vector<std::uint32_t> local_;  ///< variable -> local index, or none
+  std::vector<std::uint32_t> vars_;
+  std::vector<std::size_t> label_base_;  ///< local i's labels at [label_base_[i], label_base_[i+1])
+  std::vector<cost_type> cur_;         ///< costs of each local label given what is fixed/assigned
+  std::vector<cost_type> min_cur_;     ///< min over a local variable's labels of cur_
+  std::vector<std::size_t> later_base_;
+  std::vector<inner_arc> later_;
+  std::vector<usage_type> run_min_;    ///< per run of each local variable, its smallest usage
+  std::vector<std::size_t> run_base_;
+  std::vector<std::uint32_t> chosen_, best_;
+  std::vector<std::uint32_t> order_buf_;
+  cost_type incumbent_cost_ = 0, best_cost_ = 0, open_bound_ = 0;
+  std::uint64_t node_limit_ = 0, nodes_ = 0;
+  std::chrono::steady_clock::time_point deadline_;
+  bool found_ = false;
+
+  void setup(assignment_state& state, std::span<const std::uint32_t> vars) {
+    const auto& m = *model_;
+    vars_.assign(vars.begin(), vars.end());
+    const std::size_t n = vars_.size();
+    for (std::uint32_t i = 0; i < n; ++i) local_[vars_[i]] = i;
+    label_base_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) label_base_[i + 1] = label_base_[i] + m.labels(vars_[i]);
+    cur_.assign(label_base_[n], 0);
+    min_cur_.assign(n, 0);
+    later_base_.assign(n + 1, 0);
+    later_.clear();
+    incumbent_cost_ = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t v = vars_[i];
+      const auto un = m.unary(v);
+      cost_type* c = cur_.data() + label_base_[i];
+      for (std::size_t s = 0; s < un.size(); ++s) c[s] = un[s];
+      incumbent_cost_ += un[state.label(v)];
+      for (const auto& a : m.arcs(v)) {
+        const std::uint32_t j = local_[a.other];
+        if (j == none) {
+          const std::uint32_t o = state.label(a.other);
+          for (std::size_t s = 0; s < un.size(); ++s) c[s] += m.arc_cost(a, s, o);
+          incumbent_cost_ += m.arc_cost(a, state.label(v), o);
+        } else if (j > i) {
+          later_.push_back({j, &a});
+          incumbent_cost_ += m.arc_cost(a, state.label(v), state.label(a.other));
+        }
+      }
+      later_base_[i + 1] = later_.size();
+      min_cur_[i] = *std::min_element(c, c + un.size());
+    }
+    open_bound_ = std::accumulate(min_cur_.begin(), min_cur_.end(), cost_type{0});
+    // Memory: every chosen variable counts its smallest usage per run until it is labelled.
+    const auto& rows = m.rows();
+    run_base_.assign(n + 1, 0);
+    run_min_.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint32_t v = vars_[i];
+      const std::size_t k = m.labels(v);
+      for (const auto& r : rows.runs(v)) {
+        usage_type lo = rows.usage(r, 0);
+        for (std::size_t s = 1; s < k; ++s) lo = std::min(lo, rows.usage(r, s));
+        run_min_.push_back(lo);
+        state.load().add(r.begin, r.end, lo - rows.usage(r, state.label(v)));
+      }
+      run_base_[i + 1] = run_min_.size();
+    }
+    chosen_.assign(n, 0);
+    best_.assign(vars_.size(), 0);
+    for (std::size_t i = 0; i < n; ++i) best_[i] = state.label(vars_[i]);
+  }
+
+  void teardown(assignment_state& state) {
+    const auto& rows = model_->rows();
+    for (std::size_t i = 0; i < vars_.size(); ++i) {
+      const auto runs = rows.runs(vars_[i]);
+      for (std::size_t q = 0; q < runs.size(); ++q) {
+        state.load().add(runs[q].begin, runs[q].end,
+                         rows.usage(runs[q], state.label(vars_[i])) - run_min_[run_base_[i] + q]);
+      }
+    }
+  }
+
+  /// Adds local `i`'s label `s` on top of its smallest usage; false (nothing changed) when it
+  /// does not fit.
+  bool place(assignment_state& state, std::size_t i, std::uint32_t s) {
+    const auto& rows = model_->rows();
+    const auto runs = rows.runs(vars_[i]);
+    for (std::size_t q = 0; q < runs.size(); ++q) {
+      const usage_type d = rows.usage(runs[q], s) - run_min_[run_base_[i] + q];
+      if (d > 0 && state.load().max(runs[q].begin, runs[q].end) + d > 0) {
+        unplace(state, i, s, q);
+        return false;
+      }
+      state.load().add(runs[q].begin, runs[q].end, d);
+    }
+    return true;
+  }
+  /// Undoes the first `count` runs of `place(i, s)`.
+  void unplace(assignment_state& state, std::size_t i, std::uint32_t s, std::size_t count) {
+    const auto& rows = model_->rows();
+    const auto runs = rows.runs(vars_[i]);
+    for (std::size_t q = 0; q < count; ++q) {
+      state.load().add(runs[q].begin, runs[q].end, run_min_[run_base_[i] + q] - rows.usage(runs[q], s));
+    }
+  }
+
+  void search(assignment_state& state, std::size_t i, cost_type cost_so_far) {
+    if (i == vars_.size()) {
+      if (cost_so_far < best_cost_) {
+        best_cost_ = cost_so_far;
+        best_ = chosen_;
+        found_ = true;
+      }
+      return;
+    }
+    if (++nodes_ >= node_limit_) return;
+    if ((nodes_ & 63) == 0 && std::chrono::steady_clock::now() >= deadline_) {
+      node_limit_ = nodes_;  // stops the whole search; the result so far stays valid
+      return;
+    }
+    const auto& m = *model_;
+    const std::size_t k = m.labels(vars_[i]);
+    const cost_type* c = cur_.data() + label_base_[i];
+    const cost_type rest = open_bound_ - min_cur_[i];
+    // Labels cheapest first.
+    const std::size_t mark = order_buf_.size();
+    for (std::uint32_t s = 0; s < k; ++s) {
+      if (cost_so_far + c[s] + rest < best_cost_) order_buf_.push_back(s);
+    }
+    std::sort(order_buf_.begin() + static_cast<std::ptrdiff_t>(mark), order_buf_.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return c[a] < c[b]; });
+    for (std::size_t q = mark; q < order_buf_.size(); ++q) {
+      const std::uint32_t s = order_buf_[q];
+      if (cost_so_far + c[s] + open_bound_ - min_cur_[i] >= best_cost_) break;  // sorted: none after
+      if (nodes_ >= node_limit_) break;
+      if (!place(state, i, s)) continue;
+      chosen_[i] = s;
+      // Push this label's edge costs into the later variables' label costs.
+      const cost_type saved_open = open_bound_;
+      open_bound_ -= min_cur_[i];
+      for (std::size_t a = later_base_[i]; a < later_base_[i + 1]; ++a) {
+        const auto& ia = later_[a];
+        const cost_type* row = m.row(*ia.arc, s);
+        cost_type* cj = cur_.data() + label_base_[ia.to];
+        const std::size_t kj = label_base_[ia.to + 1] - label_base_[ia.to];
+        cost_type lo = std::numeric_limits<cost_type>::max();
+        for (std::size_t t = 0; t < kj; ++t) {
+          cj[t] += row[t];
+          lo = std::min(lo, cj[t]);
+        }
+        open_bound_ += lo - min_cur_[ia.to];
+        min_cur_[ia.to] = lo;
+      }
+      if (cost_so_far + c[s] + open_bound_ < best_cost_) search(state, i + 1, cost_so_far + c[s]);
+      for (std::size_t a = later_base_[i]; a < later_base_[i + 1]; ++a) {
+        const auto& ia = later_[a];
+        const cost_type* row = m.row(*ia.arc, s);
+        cost_type* cj = cur_.data() + label_base_[ia.to];
+        const std::size_t kj = label_base_[ia.to + 1] - label_base_[ia.to];
+        cost_type lo = std::numeric_limits<cost_type>::max();
+        for (std::size_t t = 0; t < kj; ++t) {
+          cj[t] -= row[t];
+          lo = std::min(lo, cj[t]);
+        }
+        min_cur_[ia.to] = lo;
+      }
+      open_bound_ = saved_open;
+      unplace(state, i, s, m.rows().runs(vars_[i]).size());
+    }
+    order_buf_.resize(mark);
+  }
+};
+
+}  // namespace xlamem::sharding
