@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <memory>
 #include <new>
 #include <string>
 #include <string_view>
@@ -70,11 +71,19 @@ namespace detail {
 }
 }  // namespace detail
 
-/// Reads the regular file `path` whole. @returns `errc::not_found` (missing or unopenable),
-/// `errc::invalid_argument` (a directory, device, pipe or socket), `errc::resource_exhausted`
-/// (over `limits.max_bytes`), `errc::out_of_memory` or `errc::unavailable` (a read error), each
+/// Closes a `std::FILE*` (the deleter of `file_handle`).
+struct file_closer {
+  void operator()(std::FILE* f) const noexcept { std::fclose(f); }
+};
+/// An open file, closed when the handle goes.
+using file_handle = std::unique_ptr<std::FILE, file_closer>;
+
+/// Opens the regular file `path` for reading in binary mode, for readers that stream it
+/// rather than read it whole (they must still stop at `limits.max_bytes`). @returns
+/// `errc::not_found` (missing or unopenable), `errc::invalid_argument` (a directory, device,
+/// pipe or socket) or `errc::resource_exhausted` (its size is over `limits.max_bytes`), each
 /// message starting with the path.
-[[nodiscard]] inline result<std::string> read_input_file(const std::string& path, input_limits limits = {}) {
+[[nodiscard]] inline result<file_handle> open_input_file(const std::string& path, input_limits limits = {}) {
   std::error_code ec;
   const auto st = std::filesystem::status(path, ec);
   if (ec || !std::filesystem::exists(st)) return make_error(errc::not_found, path + ": cannot open the file (it does not exist)");
@@ -82,17 +91,26 @@ namespace detail {
   if (!std::filesystem::is_regular_file(st)) {
     return make_error(errc::invalid_argument, path + ": is not a regular file (a device, pipe or socket); give a file");
   }
-  const auto too_big = [&] {
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > limits.max_bytes) {
     return make_error(errc::resource_exhausted, path + ": input is larger than the limit of " +
                                                     std::to_string(limits.max_bytes) + " bytes");
-  };
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > limits.max_bytes) return too_big();
-  std::FILE* f = std::fopen(path.c_str(), "rb");
+  }
+  file_handle f(std::fopen(path.c_str(), "rb"));
   if (f == nullptr) return make_error(errc::not_found, path + ": cannot open the file");
-  auto text = detail::read_bounded(f, path, limits, ec ? 0 : static_cast<std::size_t>(size));
-  std::fclose(f);
-  return text;
+  return f;
+}
+
+/// Reads the regular file `path` whole. @returns `errc::not_found` (missing or unopenable),
+/// `errc::invalid_argument` (a directory, device, pipe or socket), `errc::resource_exhausted`
+/// (over `limits.max_bytes`), `errc::out_of_memory` or `errc::unavailable` (a read error), each
+/// message starting with the path.
+[[nodiscard]] inline result<std::string> read_input_file(const std::string& path, input_limits limits = {}) {
+  auto f = open_input_file(path, limits);
+  if (!f) return f.error();
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  return detail::read_bounded(f->get(), path, limits, ec ? 0 : static_cast<std::size_t>(size));
 }
 
 /// Reads standard input whole (what `-` names on a command line), bounded like a file by
