@@ -132,5 +132,6 @@ void add_pack_command(CLI::App& app, context& ctx);       // pack.cpp: buffer pa
 void add_propagate_command(CLI::App& app, context& ctx);  // propagate.cpp: memory spaces
 void add_plan_command(CLI::App& app, context& ctx);       // plan.cpp: buffer assignment
 void add_reduce_command(CLI::App& app, context& ctx);     // reduce.cpp: memory terms
+void add_shard_command(CLI::App& app, context& ctx);      // shard.cpp: sharding strategies
 
 }  // namespace xlamem::cli

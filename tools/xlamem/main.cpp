@@ -12,13 +12,14 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "xlamem: memory planning and diagnosis for ML programs (the memory report of a compiled "
-      "program and the diff of two, buffer packing, memory-space propagation, memory-term reduction)",
+      "program and the diff of two, buffer packing, memory-space propagation, memory-term reduction, sharding strategies under a "
+      "memory limit)",
       "xlamem"};
   app.set_version_flag("--version", std::string("xlamem ") + xlamem::version_string);
   app.require_subcommand(0, 1);
   app.footer(
       "Run 'xlamem COMMAND --help' for the options of a command. Exit status: 0 success, 1 a "
-      "capacity proven infeasible (pack), 2 usage error, 3 bad input; errors read "
+      "capacity proven infeasible (pack) or no answer within the memory limit (shard), 2 usage error, 3 bad input; errors read "
       "'xlamem COMMAND: error: FILE:LINE:COL: message'.");
 
   xlamem::cli::context ctx;
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
   xlamem::cli::add_propagate_command(app, ctx);
   xlamem::cli::add_plan_command(app, ctx);
   xlamem::cli::add_reduce_command(app, ctx);
+  xlamem::cli::add_shard_command(app, ctx);
 
   // The command named on the line, for messages; an unknown one is a usage error that lists them.
   std::string command;

@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/lagrangian.hpp"
 #include "xlamem/sharding/local_moves.hpp"
 #include "xlamem/sharding/neighbourhood_search.hpp"
@@ -87,7 +88,7 @@ struct solve_result {
   wide_cost cost;                 ///< exact cost of `strategies` on the original problem
   bool feasible = false;          ///< within the memory limit at every time step
   std::size_t forbidden_choices = 0;  ///< node strategies and edge pairs at or above forbidden_cost
-  usage_type peak = 0;            ///< the largest total usage at any time step
+  wide_cost peak;                 ///< the largest total usage at any time step
   wide_cost lower_bound;          ///< no assignment within the limit costs less
   double gap = 1.0;               ///< (cost - lower_bound) / cost, 0 when optimal
   double seconds = 0;             ///< wall-clock time of the call
@@ -317,38 +318,6 @@ result<void> check_solvable(const P& p) {
   return {};
 }
 
-/// Exact cost of `a` on `p` (128 bits), the number of forbidden choices, and the peak usage.
-template <sharding_problem P>
-void score(const P& p, solve_result& r) {
-  using T = problem_traits<P>;
-  const auto& a = r.strategies;
-  r.cost = wide_cost{};
-  r.forbidden_choices = 0;
-  std::vector<std::pair<std::int64_t, usage_type>> events;
-  for (std::size_t i = 0; i < T::node_count(p); ++i) {
-    r.cost += T::node_cost(p, i, a[i]);
-    if (is_forbidden(T::node_cost(p, i, a[i]))) ++r.forbidden_choices;
-    const auto live = T::interval(p, i);
-    if (live.empty()) continue;
-    events.emplace_back(live.lower, T::node_usage(p, i, a[i]));
-    events.emplace_back(live.upper, -T::node_usage(p, i, a[i]));
-  }
-  for (std::size_t e = 0; e < T::edge_count(p); ++e) {
-    const auto [u, v] = T::edge_nodes(p, e);
-    r.cost += T::edge_cost(p, e, a[u], a[v]);
-    if (is_forbidden(T::edge_cost(p, e, a[u], a[v]))) ++r.forbidden_choices;
-  }
-  std::sort(events.begin(), events.end());
-  usage_type load = 0, peak = 0;
-  for (std::size_t k = 0; k < events.size();) {
-    const auto t = events[k].first;
-    for (; k < events.size() && events[k].first == t; ++k) load += events[k].second;
-    peak = std::max(peak, load);
-  }
-  r.peak = peak;
-  r.feasible = peak <= T::usage_limit(p);
-}
-
 }  // namespace detail
 
 /// Solves `p` within `options.time_limit` seconds (see the file comment).
@@ -401,7 +370,12 @@ template <sharding_problem P>
 
   const auto snap = best.get();
   out.strategies = pre.expand(snap.labels);
-  detail::score(p, out);
+  auto scored = evaluate(p, out.strategies);
+  if (!scored) return scored.error().with_context("sharding solver (internal)");
+  out.cost = scored->cost;
+  out.feasible = scored->feasible;
+  out.forbidden_choices = scored->forbidden_choices;
+  out.peak = scored->peak_usage;
   if (out.forbidden_choices > 0) out.status = solve_status::forbidden;
   else if (!out.feasible) out.status = solve_status::over_limit;
   else out.status = solve_status::time_limit;
