@@ -135,62 +135,89 @@ class memory_rows {
 };
 
 /// Load minus capacity on every row, in a segment tree with lazy range add and range maximum.
+/// Bottom-up (no recursion): an add touches the O(log rows) nodes covering its range and
+/// rebuilds their two boundary paths; a range query first pushes the pending adds down the two
+/// boundary paths (which changes no row's value, so the queries are logically const).
 class load_tracker {
  public:
   load_tracker() = default;
-  explicit load_tracker(const memory_rows& rows) : n_(rows.row_count()) {
-    size_ = 1;
-    while (size_ < std::max<std::size_t>(n_, 1)) size_ <<= 1;
-    max_.assign(2 * size_, std::numeric_limits<usage_type>::min() / 4);
-    add_.assign(2 * size_, 0);
-    for (std::size_t r = 0; r < n_; ++r) max_[size_ + r] = -rows.capacity(r);
-    for (std::size_t i = size_ - 1; i >= 1; --i) max_[i] = std::max(max_[2 * i], max_[2 * i + 1]);
+  /// All rows at load 0.
+  explicit load_tracker(const memory_rows& rows) : load_tracker(rows, std::vector<usage_type>(rows.row_count(), 0)) {}
+  /// Rows at the given loads (`load.size() == rows.row_count()`).
+  load_tracker(const memory_rows& rows, const std::vector<usage_type>& load) : n_(rows.row_count()) {
+    while ((std::size_t{1} << height_) < std::max<std::size_t>(n_, 1)) ++height_;
+    size_ = std::size_t{1} << height_;
+    value_.assign(2 * size_, empty);
+    pending_.assign(size_, 0);
+    for (std::size_t r = 0; r < n_; ++r) value_[size_ + r] = load[r] - rows.capacity(r);
+    for (std::size_t i = size_ - 1; i >= 1; --i) value_[i] = std::max(value_[2 * i], value_[2 * i + 1]);
   }
 
   /// Adds `delta` to rows `[begin, end)`.
   void add(std::size_t begin, std::size_t end, usage_type delta) {
-    if (begin < end && delta != 0) add(1, 0, size_, begin, end, delta);
+    if (begin >= end || delta == 0) return;
+    std::size_t l = begin + size_, r = end + size_;
+    const std::size_t l0 = l, r0 = r - 1;
+    for (; l < r; l >>= 1, r >>= 1) {
+      if (l & 1) apply(l++, delta);
+      if (r & 1) apply(--r, delta);
+    }
+    rebuild(l0);
+    rebuild(r0);
   }
   /// The largest load minus capacity over rows `[begin, end)` (very negative when empty).
   [[nodiscard]] usage_type max(std::size_t begin, std::size_t end) const {
-    if (begin >= end) return std::numeric_limits<usage_type>::min() / 4;
-    return max(1, 0, size_, begin, end);
+    if (begin >= end) return empty;
+    std::size_t l = begin + size_, r = end + size_;
+    push(l);
+    push(r - 1);
+    usage_type best = empty;
+    for (; l < r; l >>= 1, r >>= 1) {
+      if (l & 1) best = std::max(best, value_[l++]);
+      if (r & 1) best = std::max(best, value_[--r]);
+    }
+    return best;
   }
   /// The largest load minus capacity over all rows: the assignment fits when it is <= 0.
-  [[nodiscard]] usage_type max() const noexcept { return n_ == 0 ? 0 : max_[1]; }
+  [[nodiscard]] usage_type max() const noexcept { return n_ == 0 ? 0 : value_[1]; }
   /// Load minus capacity at row `r`.
-  [[nodiscard]] usage_type at(std::size_t r) const { return max(r, r + 1); }
+  [[nodiscard]] usage_type at(std::size_t r) const noexcept {
+    std::size_t p = r + size_;
+    usage_type v = value_[p];
+    for (p >>= 1; p >= 1; p >>= 1) v += pending_[p];
+    return v;
+  }
   /// A row where load minus capacity is largest (0 when there are no rows).
   [[nodiscard]] std::size_t argmax() const noexcept {
     if (n_ == 0) return 0;
     std::size_t node = 1;
-    while (node < size_) node = max_[2 * node] >= max_[2 * node + 1] ? 2 * node : 2 * node + 1;
+    while (node < size_) node = value_[2 * node] >= value_[2 * node + 1] ? 2 * node : 2 * node + 1;
     return node - size_;
   }
 
  private:
-  std::size_t n_ = 0, size_ = 1;
-  std::vector<usage_type> max_, add_;
+  static constexpr usage_type empty = std::numeric_limits<usage_type>::min() / 4;
+  std::size_t n_ = 0, size_ = 1, height_ = 0;
+  // value_[p]: max over p's subtree including p's own pending add; pending_[p]: an add that
+  // still applies to p's children.
+  mutable std::vector<usage_type> value_, pending_;
 
-  void add(std::size_t node, std::size_t lo, std::size_t hi, std::size_t b, std::size_t e, usage_type d) {
-    if (e <= lo || hi <= b) return;
-    if (b <= lo && hi <= e) {
-      max_[node] += d;
-      add_[node] += d;
-      return;
-    }
-    const std::size_t mid = (lo + hi) / 2;
-    add(2 * node, lo, mid, b, e, d);
-    add(2 * node + 1, mid, hi, b, e, d);
-    max_[node] = std::max(max_[2 * node], max_[2 * node + 1]) + add_[node];
+  void apply(std::size_t p, usage_type d) const {
+    value_[p] += d;
+    if (p < size_) pending_[p] += d;
   }
-  [[nodiscard]] usage_type max(std::size_t node, std::size_t lo, std::size_t hi, std::size_t b, std::size_t e) const {
-    if (b <= lo && hi <= e) return max_[node];
-    const std::size_t mid = (lo + hi) / 2;
-    usage_type best = std::numeric_limits<usage_type>::min() / 4;
-    if (b < mid) best = std::max(best, max(2 * node, lo, mid, b, e));
-    if (mid < e) best = std::max(best, max(2 * node + 1, mid, hi, b, e));
-    return best + add_[node];
+  void rebuild(std::size_t p) {
+    for (p >>= 1; p >= 1; p >>= 1) value_[p] = std::max(value_[2 * p], value_[2 * p + 1]) + pending_[p];
+  }
+  void push(std::size_t p) const {
+    for (std::size_t s = height_; s > 0; --s) {
+      const std::size_t i = p >> s;
+      if (pending_[i] != 0) {
+        apply(2 * i, pending_[i]);
+        apply(2 * i + 1, pending_[i]);
+        pending_[i] = 0;
+      }
+    }
   }
 };
 

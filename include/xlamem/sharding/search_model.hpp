@@ -133,11 +133,8 @@ class search_model {
 class assignment_state {
  public:
   assignment_state(const search_model& m, std::vector<std::uint32_t> labels)
-      : model_(&m), labels_(std::move(labels)), load_(m.rows()) {
-    for (std::size_t v = 0; v < labels_.size(); ++v) {
-      cost_ += m.unary(v)[labels_[v]];
-      for (const auto& r : m.rows().runs(v)) load_.add(r.begin, r.end, m.rows().usage(r, labels_[v]));
-    }
+      : model_(&m), labels_(std::move(labels)), load_(m.rows(), loads(m, labels_)) {
+    for (std::size_t v = 0; v < labels_.size(); ++v) cost_ += m.unary(v)[labels_[v]];
     for (std::size_t e = 0; e < m.edge_count(); ++e) {
       const auto [a, b] = m.edge_ends(e);
       cost_ += m.edge_cost(e, labels_[a], labels_[b]);
@@ -191,6 +188,21 @@ class assignment_state {
   std::vector<std::uint32_t> labels_;
   load_tracker load_;
   cost_type cost_ = 0;
+
+  /// The load of every row under `labels`, by a difference array: O(runs + rows).
+  static std::vector<usage_type> loads(const search_model& m, const std::vector<std::uint32_t>& labels) {
+    const auto& rows = m.rows();
+    std::vector<usage_type> load(rows.row_count() + 1, 0);
+    for (std::size_t v = 0; v < labels.size(); ++v) {
+      for (const auto& r : rows.runs(v)) {
+        load[r.begin] += rows.usage(r, labels[v]);
+        load[r.end] -= rows.usage(r, labels[v]);
+      }
+    }
+    for (std::size_t r = 1; r < load.size(); ++r) load[r] += load[r - 1];
+    load.pop_back();
+    return load;
+  }
 };
 
 }  // namespace xlamem::sharding

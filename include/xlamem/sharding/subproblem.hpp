@@ -4,13 +4,19 @@
 /// bound that finds the cheapest labels of the chosen variables under the memory limit, or
 /// proves the current ones best (the step of the large-neighbourhood search).
 ///
-/// Exactness of the memory check: while the search runs, every chosen variable that has no label
-/// yet counts its smallest usage on each of its runs, so a partial assignment is refused only
-/// when no completion fits. The bound is the cost so far plus, for every variable still open,
-/// its cheapest label against the fixed variables and the chosen ones already labelled (edge
-/// costs are nonnegative, so edges between two open variables add at least zero).
+/// Memory: the rows the chosen variables' runs cover are cut into segments over which none of
+/// their usages changes; on each segment the room left by everything else comes from one query
+/// of the load tracker. While the search runs, a chosen variable without a label yet counts its
+/// smallest usage there, so a partial assignment is refused only when no completion fits (the
+/// check is exact). Segments where even the largest usages fit are dropped, so the search itself
+/// works on a few small arrays and never touches the tracker.
 ///
-/// Cost: per search node O(labels + degree inside the neighbourhood * labels + runs * log rows).
+/// The bound is the cost so far plus, for every variable still open, its cheapest label against
+/// the fixed variables and the chosen ones already labelled (edge costs are nonnegative, so
+/// edges between two open variables add at least zero).
+///
+/// Cost: setup O(runs * log rows); per search node O(labels + degree inside the neighbourhood *
+/// labels + critical segments of the variable).
 #pragma once
 
 #include <algorithm>
@@ -53,10 +59,9 @@ class subproblem_search {
     const bool over = !state.fits();
     best_cost_ = over ? std::numeric_limits<cost_type>::max() : incumbent_cost_;
     found_ = false;
-    search(state, 0, 0);
+    if (!impossible_) search(state, 0, 0);
     out.nodes = nodes_;
     out.complete = nodes_ < node_limit_;  // the deadline sets node_limit_ = nodes_
-    teardown(state);
     if (found_ && (over || best_cost_ < incumbent_cost_)) {
       const cost_type before = state.cost();
       for (std::size_t i = 0; i < vars_.size(); ++i) state.set(vars_[i], best_[i]);
@@ -82,14 +87,26 @@ class subproblem_search {
   std::vector<cost_type> min_cur_;     ///< min over a local variable's labels of cur_
   std::vector<std::size_t> later_base_;
   std::vector<inner_arc> later_;
-  std::vector<usage_type> run_min_;    ///< per run of each local variable, its smallest usage
-  std::vector<std::size_t> run_base_;
+  // Memory: per local variable, its entries on critical segments; per segment, the room left
+  // above the chosen variables' smallest usages, and how much of it the labels so far use.
+  struct mem_entry {
+    std::uint32_t segment;
+    usage_type min;
+    const memory_rows::run* run;
+  };
+  std::vector<std::size_t> entry_base_;
+  std::vector<mem_entry> entries_;
+  std::vector<usage_type> room_, used_;
+  std::vector<std::uint32_t> cuts_;
+  std::vector<usage_type> seg_current_, seg_min_, seg_max_;
+  std::vector<std::uint32_t> seg_id_;
   std::vector<std::uint32_t> chosen_, best_;
   std::vector<std::uint32_t> order_buf_;
   cost_type incumbent_cost_ = 0, best_cost_ = 0, open_bound_ = 0;
   std::uint64_t node_limit_ = 0, nodes_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   bool found_ = false;
+  bool impossible_ = false;
 
   void setup(assignment_state& state, std::span<const std::uint32_t> vars) {
     const auto& m = *model_;
@@ -124,58 +141,118 @@ class subproblem_search {
       min_cur_[i] = *std::min_element(c, c + un.size());
     }
     open_bound_ = std::accumulate(min_cur_.begin(), min_cur_.end(), cost_type{0});
-    // Memory: every chosen variable counts its smallest usage per run until it is labelled.
-    const auto& rows = m.rows();
-    run_base_.assign(n + 1, 0);
-    run_min_.clear();
-    for (std::size_t i = 0; i < n; ++i) {
-      const std::uint32_t v = vars_[i];
-      const std::size_t k = m.labels(v);
-      for (const auto& r : rows.runs(v)) {
-        usage_type lo = rows.usage(r, 0);
-        for (std::size_t s = 1; s < k; ++s) lo = std::min(lo, rows.usage(r, s));
-        run_min_.push_back(lo);
-        state.load().add(r.begin, r.end, lo - rows.usage(r, state.label(v)));
-      }
-      run_base_[i + 1] = run_min_.size();
-    }
+    setup_memory(state);
     chosen_.assign(n, 0);
     best_.assign(vars_.size(), 0);
     for (std::size_t i = 0; i < n; ++i) best_[i] = state.label(vars_[i]);
   }
 
-  void teardown(assignment_state& state) {
-    const auto& rows = model_->rows();
-    for (std::size_t i = 0; i < vars_.size(); ++i) {
-      const auto runs = rows.runs(vars_[i]);
-      for (std::size_t q = 0; q < runs.size(); ++q) {
-        state.load().add(runs[q].begin, runs[q].end,
-                         rows.usage(runs[q], state.label(vars_[i])) - run_min_[run_base_[i] + q]);
+  /// Cuts the chosen variables' rows into segments, keeps the ones where the labels could
+  /// exceed the room, and lists each variable's share of them.
+  void setup_memory(const assignment_state& state) {
+    const auto& m = *model_;
+    const auto& rows = m.rows();
+    cuts_.clear();
+    for (auto v : vars_) {
+      for (const auto& r : rows.runs(v)) {
+        cuts_.push_back(r.begin);
+        cuts_.push_back(r.end);
       }
+    }
+    std::sort(cuts_.begin(), cuts_.end());
+    cuts_.erase(std::unique(cuts_.begin(), cuts_.end()), cuts_.end());
+    const std::size_t segs = cuts_.empty() ? 0 : cuts_.size() - 1;
+    seg_current_.assign(segs, 0);
+    seg_min_.assign(segs, 0);
+    seg_max_.assign(segs, 0);
+    const auto segment_range = [&](const memory_rows::run& r) {
+      const auto b = static_cast<std::size_t>(std::lower_bound(cuts_.begin(), cuts_.end(), r.begin) - cuts_.begin());
+      const auto e = static_cast<std::size_t>(std::lower_bound(cuts_.begin(), cuts_.end(), r.end) - cuts_.begin());
+      return std::pair{b, e};
+    };
+    // Each variable's current, smallest and largest usage summed per segment (difference arrays).
+    std::vector<usage_type>& dc = seg_current_;
+    std::vector<usage_type>& dmin = seg_min_;
+    std::vector<usage_type>& dmax = seg_max_;
+    dc.assign(segs + 1, 0);
+    dmin.assign(segs + 1, 0);
+    dmax.assign(segs + 1, 0);
+    for (auto v : vars_) {
+      const std::size_t k = m.labels(v);
+      for (const auto& r : rows.runs(v)) {
+        usage_type lo = rows.usage(r, 0), hi = lo;
+        for (std::size_t s = 1; s < k; ++s) {
+          lo = std::min(lo, rows.usage(r, s));
+          hi = std::max(hi, rows.usage(r, s));
+        }
+        const auto [b, e] = segment_range(r);
+        const usage_type cur = rows.usage(r, state.label(v));
+        dc[b] += cur;
+        dc[e] -= cur;
+        dmin[b] += lo;
+        dmin[e] -= lo;
+        dmax[b] += hi - lo;
+        dmax[e] -= hi - lo;
+      }
+    }
+    seg_id_.assign(segs, none);
+    room_.clear();
+    impossible_ = false;
+    const bool state_over = !state.fits();
+    for (std::size_t j = 0; j < segs; ++j) {
+      if (j > 0) {
+        dc[j] += dc[j - 1];
+        dmin[j] += dmin[j - 1];
+        dmax[j] += dmax[j - 1];
+      }
+      if (dmax[j] == 0 && !state_over) continue;
+      // Room above the smallest usages: capacity - (load of everything else) - smallest usages.
+      const usage_type over = state.load().max(cuts_[j], cuts_[j + 1]) - dc[j];
+      const usage_type room = -over - dmin[j];
+      if (room < 0) impossible_ = true;  // even the smallest usages do not fit here
+      if (dmax[j] <= room) continue;     // even the largest usages fit here
+      seg_id_[j] = static_cast<std::uint32_t>(room_.size());
+      room_.push_back(room);
+    }
+    used_.assign(room_.size(), 0);
+    entry_base_.assign(vars_.size() + 1, 0);
+    entries_.clear();
+    for (std::size_t i = 0; i < vars_.size(); ++i) {
+      const std::uint32_t v = vars_[i];
+      const std::size_t k = m.labels(v);
+      for (const auto& r : rows.runs(v)) {
+        usage_type lo = rows.usage(r, 0);
+        for (std::size_t s = 1; s < k; ++s) lo = std::min(lo, rows.usage(r, s));
+        const auto [b, e] = segment_range(r);
+        for (std::size_t j = b; j < e; ++j) {
+          if (seg_id_[j] != none) entries_.push_back({seg_id_[j], lo, &r});
+        }
+      }
+      entry_base_[i + 1] = entries_.size();
     }
   }
 
-  /// Adds local `i`'s label `s` on top of its smallest usage; false (nothing changed) when it
+  /// Adds local `i`'s label `s` above its smallest usage; false (nothing changed) when it
   /// does not fit.
-  bool place(assignment_state& state, std::size_t i, std::uint32_t s) {
+  bool place(std::size_t i, std::uint32_t s) {
     const auto& rows = model_->rows();
-    const auto runs = rows.runs(vars_[i]);
-    for (std::size_t q = 0; q < runs.size(); ++q) {
-      const usage_type d = rows.usage(runs[q], s) - run_min_[run_base_[i] + q];
-      if (d > 0 && state.load().max(runs[q].begin, runs[q].end) + d > 0) {
-        unplace(state, i, s, q);
+    for (std::size_t q = entry_base_[i]; q < entry_base_[i + 1]; ++q) {
+      const auto& en = entries_[q];
+      const usage_type d = rows.usage(*en.run, s) - en.min;
+      if (d > 0 && used_[en.segment] + d > room_[en.segment]) {
+        unplace(i, s, q);
         return false;
       }
-      state.load().add(runs[q].begin, runs[q].end, d);
+      used_[en.segment] += d;
     }
     return true;
   }
-  /// Undoes the first `count` runs of `place(i, s)`.
-  void unplace(assignment_state& state, std::size_t i, std::uint32_t s, std::size_t count) {
+  /// Undoes `place(i, s)` up to entry `until` (exclusive).
+  void unplace(std::size_t i, std::uint32_t s, std::size_t until) {
     const auto& rows = model_->rows();
-    const auto runs = rows.runs(vars_[i]);
-    for (std::size_t q = 0; q < count; ++q) {
-      state.load().add(runs[q].begin, runs[q].end, run_min_[run_base_[i] + q] - rows.usage(runs[q], s));
+    for (std::size_t q = entry_base_[i]; q < until; ++q) {
+      const auto& en = entries_[q];
+      used_[en.segment] -= rows.usage(*en.run, s) - en.min;
     }
   }
 
@@ -208,7 +285,7 @@ class subproblem_search {
       const std::uint32_t s = order_buf_[q];
       if (cost_so_far + c[s] + open_bound_ - min_cur_[i] >= best_cost_) break;  // sorted: none after
       if (nodes_ >= node_limit_) break;
-      if (!place(state, i, s)) continue;
+      if (!place(i, s)) continue;
       chosen_[i] = s;
       // Push this label's edge costs into the later variables' label costs.
       const cost_type saved_open = open_bound_;
@@ -240,7 +317,7 @@ class subproblem_search {
         min_cur_[ia.to] = lo;
       }
       open_bound_ = saved_open;
-      unplace(state, i, s, m.rows().runs(vars_[i]).size());
+      unplace(i, s, entry_base_[i + 1]);
     }
     order_buf_.resize(mark);
   }
