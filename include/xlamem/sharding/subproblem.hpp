@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <span>
@@ -58,11 +59,23 @@ class subproblem_search {
     // From an assignment over the limit, any labelling that fits is an improvement.
     const bool over = !state.fits();
     best_cost_ = over ? std::numeric_limits<cost_type>::max() : incumbent_cost_;
-    found_ = false;
-    if (!impossible_) search(state, 0, 0);
+    const cost_type bound = best_cost_;
+    // Lazy rows: search with the tightest segments only; when the answer overloads another
+    // segment, add the segments it overloads and search again. An answer that overloads none
+    // is optimal under all of them (it is optimal under fewer).
+    bool valid = false;
+    for (int round = 0; round < max_rounds && !impossible_; ++round) {
+      found_ = false;
+      best_cost_ = bound;
+      search(state, 0, 0);
+      if (!found_ || nodes_ >= node_limit_) break;
+      if (activate_overloaded()) continue;
+      valid = true;
+      break;
+    }
     out.nodes = nodes_;
-    out.complete = nodes_ < node_limit_;  // the deadline sets node_limit_ = nodes_
-    if (found_ && (over || best_cost_ < incumbent_cost_)) {
+    out.complete = nodes_ < node_limit_ && (valid || !found_);  // the deadline sets node_limit_ = nodes_
+    if (valid && (over || best_cost_ < incumbent_cost_)) {
       const cost_type before = state.cost();
       for (std::size_t i = 0; i < vars_.size(); ++i) state.set(vars_[i], best_[i]);
       out.improved = true;
@@ -74,6 +87,8 @@ class subproblem_search {
 
  private:
   static constexpr std::uint32_t none = std::numeric_limits<std::uint32_t>::max();
+  static constexpr int max_rounds = 8;
+  static constexpr std::size_t first_active = 16, more_active = 16;
   struct inner_arc {
     std::uint32_t to;  ///< local index of a later variable
     const search_model::arc* arc;  ///< from the earlier variable's side
@@ -87,16 +102,28 @@ class subproblem_search {
   std::vector<cost_type> min_cur_;     ///< min over a local variable's labels of cur_
   std::vector<std::size_t> later_base_;
   std::vector<inner_arc> later_;
-  // Memory: per local variable, its entries on critical segments; per segment, the room left
-  // above the chosen variables' smallest usages, and how much of it the labels so far use.
+  // Memory. Critical segments (where the labels could exceed the room); per run of a local
+  // variable its smallest usage and the segments it covers; the active segments and, per
+  // local variable, its entries on them; per active segment the room left above the chosen
+  // variables' smallest usages and how much of it the labels so far use.
+  struct run_span {
+    const memory_rows::run* run;
+    usage_type min;
+    std::uint32_t first, last;  ///< critical segments [first, last)
+  };
   struct mem_entry {
-    std::uint32_t segment;
+    std::uint32_t segment;  ///< active index
     usage_type min;
     const memory_rows::run* run;
   };
+  std::vector<std::size_t> span_base_;
+  std::vector<run_span> spans_;
+  std::vector<usage_type> critical_room_, critical_slack_;
+  std::vector<std::uint32_t> active_of_;  ///< critical segment -> active index, or none
+  std::vector<std::uint32_t> active_;     ///< active index -> critical segment
   std::vector<std::size_t> entry_base_;
   std::vector<mem_entry> entries_;
-  std::vector<usage_type> room_, used_;
+  std::vector<usage_type> room_, used_, sum_;
   std::vector<std::uint32_t> cuts_;
   std::vector<usage_type> seg_current_, seg_min_, seg_max_;
   std::vector<std::uint32_t> seg_id_;
@@ -196,7 +223,8 @@ class subproblem_search {
       }
     }
     seg_id_.assign(segs, none);
-    room_.clear();
+    critical_room_.clear();
+    critical_slack_.clear();
     impossible_ = false;
     const bool state_over = !state.fits();
     for (std::size_t j = 0; j < segs; ++j) {
@@ -211,12 +239,13 @@ class subproblem_search {
       const usage_type room = -over - dmin[j];
       if (room < 0) impossible_ = true;  // even the smallest usages do not fit here
       if (dmax[j] <= room) continue;     // even the largest usages fit here
-      seg_id_[j] = static_cast<std::uint32_t>(room_.size());
-      room_.push_back(room);
+      seg_id_[j] = static_cast<std::uint32_t>(critical_room_.size());
+      critical_room_.push_back(room);
+      critical_slack_.push_back(room - dmax[j]);  // how far from fitting whatever is chosen
     }
-    used_.assign(room_.size(), 0);
-    entry_base_.assign(vars_.size() + 1, 0);
-    entries_.clear();
+    // Per run: its smallest usage and the critical segments it covers.
+    span_base_.assign(vars_.size() + 1, 0);
+    spans_.clear();
     for (std::size_t i = 0; i < vars_.size(); ++i) {
       const std::uint32_t v = vars_[i];
       const std::size_t k = m.labels(v);
@@ -224,12 +253,79 @@ class subproblem_search {
         usage_type lo = rows.usage(r, 0);
         for (std::size_t s = 1; s < k; ++s) lo = std::min(lo, rows.usage(r, s));
         const auto [b, e] = segment_range(r);
+        std::uint32_t first = none, last = 0;
         for (std::size_t j = b; j < e; ++j) {
-          if (seg_id_[j] != none) entries_.push_back({seg_id_[j], lo, &r});
+          if (seg_id_[j] == none) continue;
+          if (first == none) first = seg_id_[j];
+          last = seg_id_[j] + 1;
+        }
+        if (first != none) spans_.push_back({&r, lo, first, last});
+      }
+      span_base_[i + 1] = spans_.size();
+    }
+    // Start with the tightest segments.
+    active_of_.assign(critical_room_.size(), none);
+    active_.clear();
+    room_.clear();
+    std::vector<std::uint32_t> order(critical_room_.size());
+    for (std::uint32_t c = 0; c < order.size(); ++c) order[c] = c;
+    const std::size_t take = std::min(first_active, order.size());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(take), order.end(),
+                      [&](std::uint32_t a, std::uint32_t b) { return critical_slack_[a] < critical_slack_[b]; });
+    for (std::size_t q = 0; q < take; ++q) activate(order[q]);
+    rebuild_entries();
+  }
+
+  void activate(std::uint32_t critical) {
+    if (active_of_[critical] != none) return;
+    active_of_[critical] = static_cast<std::uint32_t>(active_.size());
+    active_.push_back(critical);
+    room_.push_back(critical_room_[critical]);
+  }
+
+  /// Each local variable's entries on the active segments.
+  void rebuild_entries() {
+    used_.assign(room_.size(), 0);
+    entry_base_.assign(vars_.size() + 1, 0);
+    entries_.clear();
+    for (std::size_t i = 0; i < vars_.size(); ++i) {
+      for (std::size_t q = span_base_[i]; q < span_base_[i + 1]; ++q) {
+        const auto& sp = spans_[q];
+        for (std::uint32_t c = sp.first; c < sp.last; ++c) {
+          if (active_of_[c] != none) entries_.push_back({active_of_[c], sp.min, sp.run});
         }
       }
       entry_base_[i + 1] = entries_.size();
     }
+  }
+
+  /// Adds the critical segments the best labels overload to the active ones. @returns false
+  /// when they overload none.
+  bool activate_overloaded() {
+    const auto& rows = model_->rows();
+    const std::size_t n = critical_room_.size();
+    sum_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < vars_.size(); ++i) {
+      for (std::size_t q = span_base_[i]; q < span_base_[i + 1]; ++q) {
+        const auto& sp = spans_[q];
+        const usage_type d = rows.usage(*sp.run, best_[i]) - sp.min;
+        sum_[sp.first] += d;
+        sum_[sp.last] -= d;
+      }
+    }
+    // Critical indices follow the rows' order, so a run's critical segments are one range.
+    std::vector<std::pair<usage_type, std::uint32_t>> over;
+    usage_type running = 0;
+    for (std::uint32_t c = 0; c < n; ++c) {
+      running += sum_[c];
+      if (running > critical_room_[c] && active_of_[c] == none) over.emplace_back(running - critical_room_[c], c);
+    }
+    if (over.empty()) return false;
+    const std::size_t take = std::min(more_active, over.size());
+    std::partial_sort(over.begin(), over.begin() + static_cast<std::ptrdiff_t>(take), over.end(), std::greater<>());
+    for (std::size_t q = 0; q < take; ++q) activate(over[q].second);
+    rebuild_entries();
+    return true;
   }
 
   /// Adds local `i`'s label `s` above its smallest usage; false (nothing changed) when it
