@@ -3,12 +3,15 @@
 /// Large-neighbourhood search: choose a few variables, relabel them optimally with the rest
 /// fixed (`subproblem_search`, memory exact), keep the result when it is cheaper, repeat.
 ///
-/// Two kinds of neighbourhood, taken in turn:
+/// Three kinds of neighbourhood, taken in turn:
 ///  - a ball of the edge graph around a random variable (neighbours in random order), for
 ///    groups of variables whose edges make them change together;
 ///  - the variables whose usage depends on their label at a heavily loaded memory row (the
 ///    most loaded of a few random rows), grown by their graph neighbours: the choices that
-///    compete for memory.
+///    compete for memory;
+///  - a ball plus memory partners: the variables whose usage depends on their label at the
+///    most loaded row the ball covers, wherever they are in the graph (a group that needs more
+///    memory and the distant choices that can give it up).
 /// Each kind keeps its own size, grown while its subproblems finish within the node limit and
 /// shrunk when they do not.
 #pragma once
@@ -18,6 +21,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -36,7 +40,8 @@ class neighbourhood_search {
   neighbourhood_search(const search_model& m, std::uint64_t seed)
       : model_(&m), sub_(m), rng_(seed), in_(m.var_count(), 0) {}
 
-  /// One neighbourhood relabelled. @returns how much cheaper `state` became.
+  /// One neighbourhood relabelled (one step in four also accepts other labels of the same
+  /// cost, to move along plateaus). @returns how much cheaper `state` became.
   cost_type step(assignment_state& state,
                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
     const std::size_t kind = stats_.steps % kinds;
@@ -44,10 +49,18 @@ class neighbourhood_search {
     if (model_->var_count() == 0) return 0;
     auto& size = size_[kind];
     chosen_.clear();
-    if (kind == 0 || !memory_seeds(state, size / 2)) ball(random_var(), size);
+    if (kind == 0) {
+      ball(random_var(), size);
+    } else if (kind == 1) {
+      if (!memory_seeds(state, size / 2, pick_loaded_row(state))) ball(random_var(), size);
+    } else {
+      ball(random_var(), size - size / 3);
+      memory_seeds(state, size / 3, tightest_row_of_chosen(state));
+    }
     grow(size);
     for (auto v : chosen_) in_[v] = 0;
-    const auto out = sub_.improve(state, chosen_, node_limit, deadline);
+    const bool sideways = rng_() % 4 == 0;
+    const auto out = sub_.improve(state, chosen_, node_limit, deadline, sideways);
     stats_.nodes += out.nodes;
     if (out.improved) ++stats_.improvements;
     if (out.complete) {
@@ -65,7 +78,7 @@ class neighbourhood_search {
   [[nodiscard]] const statistics& stats() const noexcept { return stats_; }
 
  private:
-  static constexpr std::size_t kinds = 2;
+  static constexpr std::size_t kinds = 3;
   static constexpr std::size_t min_size = 2, max_size = 64;
   static constexpr std::uint64_t node_limit = 20000;
 
@@ -74,8 +87,8 @@ class neighbourhood_search {
   std::mt19937_64 rng_;
   std::vector<char> in_;
   std::vector<std::uint32_t> chosen_, candidates_;
-  std::array<std::size_t, kinds> size_{6, 6};
-  std::array<int, kinds> complete_streak_{0, 0};
+  std::array<std::size_t, kinds> size_{6, 6, 6};
+  std::array<int, kinds> complete_streak_{0, 0, 0};
   statistics stats_;
 
   std::uint32_t random_var() { return static_cast<std::uint32_t>(rng_() % model_->var_count()); }
@@ -104,11 +117,10 @@ class neighbourhood_search {
     while (chosen_.size() < size && chosen_.size() < m.var_count()) take(random_var());  // disconnected parts
   }
 
-  /// Picks up to `count` variables whose usage depends on their label at a loaded row.
-  bool memory_seeds(const assignment_state& state, std::size_t count) {
-    const auto& m = *model_;
-    const auto& rows = m.rows();
-    if (rows.row_count() == 0 || count == 0) return false;
+  /// The most loaded of a few random rows.
+  std::size_t pick_loaded_row(const assignment_state& state) {
+    const auto& rows = model_->rows();
+    if (rows.row_count() == 0) return 0;
     std::size_t row = rng_() % rows.row_count();
     usage_type load = state.load().at(row);
     for (int k = 0; k < 7; ++k) {
@@ -119,8 +131,41 @@ class neighbourhood_search {
         row = r;
       }
     }
+    return row;
+  }
+
+  /// The most loaded row that the chosen variables' usage depends on.
+  std::size_t tightest_row_of_chosen(const assignment_state& state) {
+    const auto& rows = model_->rows();
+    usage_type most = std::numeric_limits<usage_type>::min();
+    std::size_t row = 0;
+    for (const auto v : chosen_) {
+      for (const auto& r : rows.runs(v)) {
+        const usage_type l = state.load().max(r.begin, r.end);
+        if (l <= most) continue;
+        most = l;
+        // The loaded row inside the run: bisect on the range maximum.
+        std::size_t b = r.begin, e = r.end;
+        while (e - b > 1) {
+          const std::size_t mid = (b + e) / 2;
+          if (state.load().max(b, mid) == l) e = mid;
+          else b = mid;
+        }
+        row = b;
+      }
+    }
+    return row;
+  }
+
+  /// Adds up to `count` variables whose usage depends on their label at `row`.
+  bool memory_seeds(const assignment_state& state, std::size_t count, std::size_t row) {
+    const auto& m = *model_;
+    const auto& rows = m.rows();
+    (void)state;
+    if (rows.row_count() == 0 || count == 0) return false;
     candidates_.clear();
     for (std::uint32_t v = 0; v < m.var_count(); ++v) {
+      if (in_[v]) continue;
       const auto* run = rows.run_at(v, row);
       if (run == nullptr) continue;
       const usage_type u0 = rows.usage(*run, 0);

@@ -30,6 +30,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -242,18 +243,53 @@ struct worker {
   void local_search(assignment_state& state) {
     neighbourhood_search lns(model, seed);
     best.adopt_if_better(state, model);
-    auto next_sync = solver_clock::now();
+    // Each thread follows its own path; one that has not improved for `patience` takes the
+    // best assignment any thread has, and one still stuck after that is kicked out of its
+    // local optimum (a few variables given random labels that fit).
+    const auto start = solver_clock::now();
+    const auto patience = std::max(std::chrono::duration_cast<solver_clock::duration>(std::chrono::milliseconds(500)),
+                                   (deadline - start) / 50);
+    auto last_gain = start;
+    auto next_sync = start;
+    std::mt19937_64 rng(seed * 7919 + 1);
     while (solver_clock::now() < deadline) {
-      if (lns.step(state, deadline) > 0 && state.fits()) best.offer(state);
-      if (solver_clock::now() >= next_sync) {
-        next_sync = solver_clock::now() + std::chrono::milliseconds(250);
+      if (lns.step(state, deadline) > 0 && state.fits()) {
         best.offer(state);
-        best.adopt_if_better(state, model);
-        if (tick) tick();
+        last_gain = solver_clock::now();
+      }
+      const auto now = solver_clock::now();
+      if (now < next_sync) continue;
+      next_sync = now + std::chrono::milliseconds(250);
+      best.offer(state);
+      if (tick) tick();
+      if (now - last_gain < patience) continue;
+      if (best.adopt_if_better(state, model)) {
+        last_gain = now;
+      } else if (now - last_gain >= 2 * patience) {
+        kick(state, rng);
+        last_gain = now;
       }
     }
     best.offer(state);
     search = lns.stats();
+  }
+
+  /// Gives a random connected handful of variables random labels that fit.
+  void kick(assignment_state& state, std::mt19937_64& rng) {
+    const std::size_t n = model.var_count();
+    if (n == 0) return;
+    std::vector<std::uint32_t> group{static_cast<std::uint32_t>(rng() % n)};
+    const std::size_t want = std::min<std::size_t>(n, 4 + rng() % 12);
+    for (std::size_t h = 0; h < group.size() && group.size() < want; ++h) {
+      for (const auto& a : model.arcs(group[h])) {
+        if (group.size() >= want) break;
+        if (std::find(group.begin(), group.end(), a.other) == group.end()) group.push_back(a.other);
+      }
+    }
+    for (const auto v : group) {
+      const auto s = static_cast<std::uint32_t>(rng() % model.labels(v));
+      if (state.fits_with(v, s)) state.set(v, s);
+    }
   }
 };
 

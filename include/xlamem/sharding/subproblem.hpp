@@ -49,8 +49,11 @@ class subproblem_search {
   /// Relabels `vars` (distinct) optimally within `node_limit` search nodes, the rest of `state`
   /// fixed; applies the labels found when they fit the limit and are strictly cheaper (or when
   /// `state` did not fit before).
+  /// With `sideways`, labels that cost the same as the current ones but differ also count
+  /// (a plateau move, for diversity).
   outcome improve(assignment_state& state, std::span<const std::uint32_t> vars, std::uint64_t node_limit,
-                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max()) {
+                  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max(),
+                  bool sideways = false) {
     setup(state, vars);
     outcome out;
     node_limit_ = node_limit;
@@ -58,8 +61,9 @@ class subproblem_search {
     nodes_ = 0;
     // From an assignment over the limit, any labelling that fits is an improvement.
     const bool over = !state.fits();
-    best_cost_ = over ? std::numeric_limits<cost_type>::max() : incumbent_cost_;
+    best_cost_ = over ? std::numeric_limits<cost_type>::max() : incumbent_cost_ + (sideways ? 1 : 0);
     const cost_type bound = best_cost_;
+    skip_current_ = sideways && !over;
     // Lazy rows: search with the tightest segments only; when the answer overloads another
     // segment, add the segments it overloads and search again. An answer that overloads none
     // is optimal under all of them (it is optimal under fewer).
@@ -75,7 +79,7 @@ class subproblem_search {
     }
     out.nodes = nodes_;
     out.complete = nodes_ < node_limit_ && (valid || !found_);  // the deadline sets node_limit_ = nodes_
-    if (valid && (over || best_cost_ < incumbent_cost_)) {
+    if (valid && (over || best_cost_ < incumbent_cost_ || (skip_current_ && best_cost_ == incumbent_cost_))) {
       const cost_type before = state.cost();
       for (std::size_t i = 0; i < vars_.size(); ++i) state.set(vars_[i], best_[i]);
       out.improved = true;
@@ -127,13 +131,14 @@ class subproblem_search {
   std::vector<std::uint32_t> cuts_;
   std::vector<usage_type> seg_current_, seg_min_, seg_max_;
   std::vector<std::uint32_t> seg_id_;
-  std::vector<std::uint32_t> chosen_, best_;
+  std::vector<std::uint32_t> chosen_, best_, current_;
   std::vector<std::uint32_t> order_buf_;
   cost_type incumbent_cost_ = 0, best_cost_ = 0, open_bound_ = 0;
   std::uint64_t node_limit_ = 0, nodes_ = 0;
   std::chrono::steady_clock::time_point deadline_;
   bool found_ = false;
   bool impossible_ = false;
+  bool skip_current_ = false;  ///< sideways: the current labels themselves are no answer
 
   void setup(assignment_state& state, std::span<const std::uint32_t> vars) {
     const auto& m = *model_;
@@ -172,6 +177,7 @@ class subproblem_search {
     chosen_.assign(n, 0);
     best_.assign(vars_.size(), 0);
     for (std::size_t i = 0; i < n; ++i) best_[i] = state.label(vars_[i]);
+    current_ = best_;
   }
 
   /// Cuts the chosen variables' rows into segments, keeps the ones where the labels could
@@ -328,6 +334,14 @@ class subproblem_search {
     return true;
   }
 
+  /// True when the labels chosen are the current ones (`best_` holds them until a first answer).
+  [[nodiscard]] bool is_current() const noexcept {
+    for (std::size_t i = 0; i < vars_.size(); ++i) {
+      if (chosen_[i] != current_[i]) return false;
+    }
+    return true;
+  }
+
   /// Adds local `i`'s label `s` above its smallest usage; false (nothing changed) when it
   /// does not fit.
   bool place(std::size_t i, std::uint32_t s) {
@@ -354,6 +368,7 @@ class subproblem_search {
 
   void search(assignment_state& state, std::size_t i, cost_type cost_so_far) {
     if (i == vars_.size()) {
+      if (skip_current_ && cost_so_far == incumbent_cost_ && is_current()) return;
       if (cost_so_far < best_cost_) {
         best_cost_ = cost_so_far;
         best_ = chosen_;
