@@ -3,7 +3,7 @@
 /// Large-neighbourhood search: choose a few variables, relabel them optimally with the rest
 /// fixed (`subproblem_search`, memory exact), keep the result when it is cheaper, repeat.
 ///
-/// Three kinds of neighbourhood, taken in turn:
+/// Four kinds of neighbourhood, taken in turn:
 ///  - a ball of the edge graph around a random variable (neighbours in random order), for
 ///    groups of variables whose edges make them change together;
 ///  - the variables whose usage depends on their label at a heavily loaded memory row (the
@@ -11,7 +11,10 @@
 ///    compete for memory;
 ///  - a ball plus memory partners: the variables whose usage depends on their label at the
 ///    most loaded row the ball covers, wherever they are in the graph (a group that needs more
-///    memory and the distant choices that can give it up).
+///    memory and the distant choices that can give it up);
+///  - where the assignment disagrees with a guide (the labelling of the Lagrangian relaxation at
+///    its best bound, when the solver has one): a disagreeing variable, its graph neighbours and
+///    other disagreeing variables, after the relaxation-induced neighbourhoods of MIP solvers.
 /// Each kind keeps its own size, grown while its subproblems finish within the node limit and
 /// shrunk when they do not.
 #pragma once
@@ -53,7 +56,7 @@ class neighbourhood_search {
       ball(random_var(), size);
     } else if (kind == 1) {
       if (!memory_seeds(state, size / 2, pick_loaded_row(state))) ball(random_var(), size);
-    } else {
+    } else if (kind == 2 || !disagreement(state, size)) {
       ball(random_var(), size - size / 3);
       memory_seeds(state, size / 3, tightest_row_of_chosen(state));
     }
@@ -77,8 +80,11 @@ class neighbourhood_search {
 
   [[nodiscard]] const statistics& stats() const noexcept { return stats_; }
 
+  /// Sets the labelling the fourth kind of neighbourhood compares with (one label per variable).
+  void set_guide(std::vector<std::uint32_t> labels) { guide_ = std::move(labels); }
+
  private:
-  static constexpr std::size_t kinds = 3;
+  static constexpr std::size_t kinds = 4;
   static constexpr std::size_t min_size = 2, max_size = 64;
   static constexpr std::uint64_t node_limit = 20000;
 
@@ -87,8 +93,9 @@ class neighbourhood_search {
   std::mt19937_64 rng_;
   std::vector<char> in_;
   std::vector<std::uint32_t> chosen_, candidates_;
-  std::array<std::size_t, kinds> size_{6, 6, 6};
-  std::array<int, kinds> complete_streak_{0, 0, 0};
+  std::array<std::size_t, kinds> size_{6, 6, 6, 6};
+  std::array<int, kinds> complete_streak_{0, 0, 0, 0};
+  std::vector<std::uint32_t> guide_;
   statistics stats_;
 
   std::uint32_t random_var() { return static_cast<std::uint32_t>(rng_() % model_->var_count()); }
@@ -115,6 +122,23 @@ class neighbourhood_search {
       for (std::size_t q = 0; q < arcs.size() && chosen_.size() < size; ++q) take(arcs[(start + q) % arcs.size()].other);
     }
     while (chosen_.size() < size && chosen_.size() < m.var_count()) take(random_var());  // disconnected parts
+  }
+
+  /// A variable that disagrees with the guide, with its ball and other disagreeing variables.
+  bool disagreement(const assignment_state& state, std::size_t size) {
+    const std::size_t n = model_->var_count();
+    if (guide_.size() != n) return false;
+    for (int tries = 0; tries < 32; ++tries) {
+      const std::uint32_t v = random_var();
+      if (state.label(v) == guide_[v]) continue;
+      ball(v, size - size / 3);
+      for (int k = 0; k < 64 && chosen_.size() < size; ++k) {
+        const std::uint32_t w = random_var();
+        if (state.label(w) != guide_[w]) take(w);
+      }
+      return true;
+    }
+    return false;
   }
 
   /// The most loaded of a few random rows.

@@ -134,6 +134,21 @@ class incumbent {
     st = assignment_state(m, std::move(labels));
     return true;
   }
+  /// The labelling of the relaxation at its best bound, for the searches to compare with.
+  void set_guide(const std::vector<std::uint32_t>& labels) {
+    std::lock_guard lock(mutex_);
+    guide_ = labels;
+    guide_version_.fetch_add(1, std::memory_order_relaxed);
+  }
+  /// The guide when it changed since `version` (which is updated), else nothing.
+  bool guide_if_newer(std::uint64_t& version, std::vector<std::uint32_t>& out) const {
+    const auto v = guide_version_.load(std::memory_order_relaxed);
+    if (v == version) return false;
+    std::lock_guard lock(mutex_);
+    out = guide_;
+    version = v;
+    return true;
+  }
   void offer_bound(double b) {
     double cur = bound_.load(std::memory_order_relaxed);
     while (b > cur && !bound_.compare_exchange_weak(cur, b, std::memory_order_relaxed)) {}
@@ -169,6 +184,8 @@ class incumbent {
   double first_feasible_ = -1, found_at_ = -1;
   std::atomic<cost_type> cost_atomic_{std::numeric_limits<cost_type>::max()};
   std::atomic<double> bound_{-1e300};
+  std::vector<std::uint32_t> guide_;
+  std::atomic<std::uint64_t> guide_version_{0};
 
   bool better(bool fits, cost_type cost, usage_type excess) {
     if (!any_) {
@@ -230,6 +247,7 @@ struct worker {
     while (solver_clock::now() < until && lr.factor() > 1e-3) {
       const double bound = lr.step(best.target());
       ++relaxation_steps;
+      if (bound > best.bound()) best.set_guide(lr.labels());
       best.offer_bound(bound);
       assignment_state candidate(model, lr.labels());
       if (!candidate.fits() && !repair_memory(model, candidate, until)) continue;
@@ -251,6 +269,8 @@ struct worker {
                                    (deadline - start) / 50);
     auto last_gain = start;
     auto next_sync = start;
+    std::uint64_t guide_version = 0;
+    std::vector<std::uint32_t> guide;
     std::mt19937_64 rng(seed * 7919 + 1);
     while (solver_clock::now() < deadline) {
       if (lns.step(state, deadline) > 0 && state.fits()) {
@@ -261,6 +281,7 @@ struct worker {
       if (now < next_sync) continue;
       next_sync = now + std::chrono::milliseconds(250);
       best.offer(state);
+      if (best.guide_if_newer(guide_version, guide)) lns.set_guide(guide);
       if (tick) tick();
       if (now - last_gain < patience) continue;
       if (best.adopt_if_better(state, model)) {
