@@ -12,7 +12,6 @@
 #pragma once
 
 #include <algorithm>
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -53,16 +52,10 @@ class lagrangian_relaxation {
     const double bound = trws_.lower_bound() - priced_capacity;
     if (bound > best_bound_) {
       best_bound_ = bound;
-      best_price_ = price_;
       stall_ = 0;
     } else if (++stall_ >= 10) {
       factor_ *= 0.7;
       stall_ = 0;
-      if (factor_ < 1e-3 && restarts_ < 3) {  // start again from the best prices, smaller steps
-        ++restarts_;
-        price_ = best_price_;
-        factor_ = std::pow(0.3, restarts_);
-      }
     }
     update_prices(target, bound);
     return bound;
@@ -78,16 +71,12 @@ class lagrangian_relaxation {
  private:
   const search_model* model_;
   trws trws_;
-  std::vector<double> price_, prefix_, load_, best_price_;
-  int restarts_ = 0;
+  std::vector<double> price_, prefix_, load_;
   double best_bound_ = -1e300;
   double factor_ = 1.0;
   int stall_ = 0;
 
   void update_prices(double target, double bound) {
-    // A target far above the bound (a poor first answer) would blow the prices up: aim at most
-    // one bound's width above it.
-    target = std::min(target, bound + std::max(std::abs(bound), 1.0));
     const auto& m = *model_;
     const auto& rows = m.rows();
     const std::size_t r_count = rows.row_count();
