@@ -8,6 +8,7 @@
 #include <string>
 
 #include "support.hpp"
+#include "support/sharding_generators.hpp"
 #include "xlamem/io/gzip.hpp"
 #include "xlamem/io/iopddl_json.hpp"
 #include "xlamem/io/iopddl_solution.hpp"
@@ -34,6 +35,23 @@ sh::solve_options seconds(double s) {
 }  // namespace
 
 TEST_SUITE("sharding/contest") {
+  TEST_CASE("the format's example: the brute-force optimum, proven") {
+    const auto dir = xlamem::test::shared_data_dir();
+    if (dir.empty()) {
+      MESSAGE("skipped: ../shared/data/iopddl is absent");
+      return;
+    }
+    auto p = xlamem::read_iopddl((dir / "iopddl" / "example.json").string());
+    REQUIRE_MESSAGE(p, p.error().to_string());
+    const auto best = xlamem::test::brute_force_optimum(*p);
+    REQUIRE(best);
+    const auto r = sh::solve(*p, seconds(2.0));
+    REQUIRE(r);
+    CHECK(r->status == sh::solve_status::optimal);
+    CHECK(r->cost == *best);
+    CHECK(r->lower_bound == *best);
+  }
+
   TEST_CASE("B: the proven optimum (532,843, Gurobi) in a short solve") {
     const auto path = instance('B');
     if (path.empty()) {
