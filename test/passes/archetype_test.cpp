@@ -6,7 +6,7 @@
 // run the passes on the empty archetypes, which must be refused with an error, not a crash.
 #include <doctest/doctest.h>
 
-#include "hlo_archetype.hpp"
+#include "support/hlo_archetype.hpp"
 #include "xlamem/graph/graph_queries.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/passes/colocation.hpp"
@@ -42,14 +42,13 @@ void plan_empty() {
   auto la = xlamem::live_range_analysis<G>::run(g);
   REQUIRE_FALSE(la.has_value());
   CHECK(la.error().message().find("no computation") != std::string::npos);
-  for (auto solver : {xlamem::solver_kind::xla, xlamem::solver_kind::heuristic, xlamem::solver_kind::search}) {
+  for (const auto& solver : xlamem::packing_solvers) {
     xlamem::buffer_assignment_options o;
     o.solver = solver;
     CHECK_FALSE(xlamem::buffer_assignment<G>::run(g, o).has_value());
   }
   CHECK_FALSE(xlamem::buffer_assignment<G>::run(g, {}, xlamem::xla_best_fit_packer{}).has_value());
-  CHECK_FALSE(xlamem::buffer_assignment<G>::run(g, {}, xlamem::heuristic_packer{}).has_value());
-  CHECK_FALSE(xlamem::buffer_assignment<G>::run(g, {}, xlamem::search_packer{0.0}).has_value());
+  CHECK_FALSE(xlamem::buffer_assignment<G>::run(g, {}, xlamem::named_temp_packer{}).has_value());
   const std::vector<xlamem::allocation_flags> none;
   CHECK(xlamem::stats_from_allocations(none) == xlamem::compiled_memory_stats{});
 }
