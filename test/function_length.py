@@ -68,7 +68,7 @@ def functions(text):
                 k -= 1
             header = s[k + 1:off].strip()
             is_function = (not in_function and ")" in header and not NOT_A_FUNCTION.match(header)
-                           and "=" not in header.split("(")[0] and not header.startswith("["))
+                           and "=" not in header.split("(")[0] and not (header.startswith("[") and not header.startswith("[[")))
             in_function = in_function or is_function
             stack.append((off, is_function, header))
         elif stack:
