@@ -14,6 +14,7 @@
 
 #include "byte_choices.hpp"
 #include "fuzz_check.hpp"
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
@@ -310,9 +311,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   fuzz::require(m.has_value(), "a generated module reads", (m ? std::string() : m.error().message()) + "\n" + text);
   // Half the inputs are planned with XLA:GPU's sharing rules (the last byte decides).
   if (size > 0 && (data[size - 1] & 1) != 0) m->backend = hlo::xla_backend::gpu;
-  for (const auto solver : {solver_kind::xla, solver_kind::heuristic}) {
+  for (const char* solver : {"xla", "heuristic"}) {
     buffer_assignment_options o;
-    o.solver = solver;
+    o.solver = *find_solver(solver);
     auto a = buffer_assignment<hlo::module>::run(*m, o);
     if (!a) {
       fuzz::require_good_error(a.error(), "");

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/dataflow.hpp"

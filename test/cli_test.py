@@ -245,7 +245,7 @@ def main():
     p = run(["--version"])
     check(p.stdout.startswith("xlamem "), "--version names the tool")
     p = run(["--help"])
-    for sub in ["diff", "pack", "plan", "propagate", "reduce"]:
+    for sub in ["diff", "pack", "plan", "propagate", "reduce", "shard"]:
         check(sub in p.stdout, f"--help lists '{sub}'")
 
     # pack: the Quick-start example, JSON, SVG, output CSV, bad input.
@@ -311,12 +311,52 @@ def main():
 
     consistency(hlo, csv, intervals, broken, bad)
     diagnosis(hlo)
+    sharding()
     reliability_checks()
 
     print(f"cli: {len(failures)} failed")
     for f in failures:
         print("\n--- " + f)
     return 1 if failures else 0
+
+
+def sharding():
+    """xlamem shard on the bundled example: solved, written, scored back; bad input exits 3
+    with the JSON path; an impossible limit exits 1 with the least excess."""
+    example = os.path.join(ROOT, "examples", "sharding", "mlp_block.json")
+    sol = os.path.join(WORK, "mlp_block.sol")
+    p = run(["shard", example, "--time-limit", "2", "--output", sol, "--json"])
+    r = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(r.get("status") == "optimal" and r.get("cost") == "1256" and r.get("forbidden_choices") == 0,
+          "shard: the example's optimum (1256), proven")
+    check(int(r.get("peak", "999")) <= r.get("limit", 0), "shard: the answer's peak is within the limit")
+    p = run(["shard", example, "--evaluate", sol, "--json"])
+    e = json.loads(p.stdout) if p.returncode == 0 else {}
+    check(e.get("cost") == "1256" and e.get("feasible") is True, "shard --evaluate scores the written solution")
+    p = run(["shard", "-", "--time-limit", "1"], stdin=open(example).read())
+    check("1256" in p.stdout, "shard: '-' reads standard input")
+
+    problem = json.load(open(example))
+    tight = json.loads(json.dumps(problem))
+    tight["problem"]["usage_limit"] = 100
+    p = run(["shard", write("tight.json", json.dumps(tight)), "--time-limit", "1"], expect_code=1)
+    check("limit" in p.stdout, "shard: no answer within an impossible limit exits 1 and says so")
+    bad = json.loads(json.dumps(problem))
+    bad["problem"]["edges"]["costs"][3] = [1, 2]
+    p = run(["shard", write("badedge.json", json.dumps(bad))], expect_code=3)
+    check(error_line(p, "shard", "badedge.json") and "edges" in p.stderr,
+          "shard: a cost matrix of the wrong size names the file and the JSON path")
+    blob = open(example, "rb").read()
+    import gzip
+    cut = os.path.join(WORK, "cut.json.gz")
+    with open(cut, "wb") as f:
+        f.write(gzip.compress(blob)[:200])
+    p = run(["shard", cut], expect_code=3)
+    check(error_line(p, "shard", "cut.json.gz"), "shard: a truncated gzip names the file")
+    p = run(["shard", example, "--time-limit", "-1"], expect_code=3)
+    check(error_line(p, "shard", "--time-limit"), "shard --time-limit -1 is refused, as pack's is")
+    p = run(["shard", example, "--evaluate", write("short.sol", "[0, 1]\n")], expect_code=3)
+    check(error_line(p, "shard", "short.sol"), "shard --evaluate: a solution of the wrong length names the file")
 
 
 def reliability_checks():

@@ -1,16 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for the core vocabulary: error.hpp, align.hpp, version.hpp.
+// Tests of the core vocabulary (include/xlamem/*.hpp): error.hpp, align.hpp, version.hpp,
+// checked.hpp and input_file.hpp.
 #include <doctest/doctest.h>
 
 #include <memory>
 #include <new>
 #include <string>
 
+#include "support/reliability_helpers.hpp"
 #include "xlamem/xlamem.hpp"
 
-using namespace xlamem;
-
 TEST_SUITE("core") {
+  using namespace xlamem;
+
   TEST_CASE("result holds a value or an error") {
     result<int> ok = 42;
     CHECK(ok.has_value());
@@ -107,5 +109,71 @@ TEST_SUITE("core") {
   TEST_CASE("version") {
     CHECK(version.major == XLAMEM_VERSION_MAJOR);
     CHECK(std::string(version_string) == "0.1.0");
+  }
+}
+
+TEST_SUITE("reliability/checked") {
+  using namespace xlamem::test::reliability_helpers;
+
+  TEST_CASE("checked_add and checked_mul refuse what does not fit, signed and unsigned") {
+    CHECK(checked_add<std::uint64_t>(UINT64_MAX - 1, 1) == UINT64_MAX);
+    CHECK(!checked_add<std::uint64_t>(UINT64_MAX, 1));
+    CHECK(!checked_add<std::int64_t>(INT64_MAX, 1));
+    CHECK(!checked_add<std::int64_t>(INT64_MIN, -1));
+    CHECK(checked_add<std::int64_t>(INT64_MIN, INT64_MAX) == -1);
+    CHECK(checked_mul<std::uint64_t>(std::uint64_t{1} << 62, 4) == std::nullopt);
+    CHECK(checked_mul<std::uint64_t>(std::uint64_t{1} << 31, std::uint64_t{1} << 32) == std::uint64_t{1} << 63);
+    CHECK(checked_mul<std::int64_t>(INT64_MIN, 1) == INT64_MIN);
+    CHECK(!checked_mul<std::int64_t>(INT64_MIN, -1));
+    CHECK(checked_mul<std::int64_t>(-3, 4) == -12);
+    std::uint64_t total = 0;
+    CHECK(checked_accumulate(total, max_total_bytes, max_total_bytes));
+    CHECK(!checked_accumulate(total, std::uint64_t{1}, max_total_bytes));
+    CHECK(total == max_total_bytes);
+  }
+
+  TEST_CASE("quote_token keeps a bounded prefix of a token") {
+    CHECK(quote_token("abc") == "'abc'");
+    const std::string big(5'000'000, 'x');
+    const auto q = quote_token(big);
+    CHECK(q.size() < max_quoted_chars + 8);
+    CHECK(contains(q, "\xE2\x80\xA6"));
+    CHECK(quote_token("a\nb\x01") == "'a\\nb?'");
+  }
+}
+
+TEST_SUITE("reliability/input") {
+  using namespace xlamem::test::reliability_helpers;
+
+  TEST_CASE("readers take only regular files, within the size limit") {
+    const std::string dir = fs::temp_directory_path().string();
+    auto r = read_input_file(dir);
+    REQUIRE(!r);
+    CHECK(r.error().code() == errc::invalid_argument);
+    CHECK(contains(r.error().message(), dir + ": is a directory"));
+    if (fs::exists("/dev/zero")) {
+      r = read_input_file("/dev/zero");
+      REQUIRE(!r);
+      CHECK(contains(r.error().message(), "/dev/zero: is not a regular file"));
+      CHECK(!hlo::read_module_file("/dev/zero"));
+      CHECK(!read_interval_csv_file("/dev/zero"));
+      CHECK(!read_memory_terms_csv_file("/dev/zero"));
+      CHECK(!read_buffer_assignment_dump("/dev/zero"));
+    }
+    r = read_input_file(dir + "/xlamem-no-such-file");
+    REQUIRE(!r);
+    CHECK(r.error().code() == errc::not_found);
+    const auto f = temp_file("limit.txt", std::string(100, 'a'));
+    r = read_input_file(f.string(), input_limits{99});
+    REQUIRE(!r);
+    CHECK(r.error().code() == errc::resource_exhausted);
+    CHECK(contains(r.error().message(), "larger than the limit of 99 bytes"));
+    r = read_input_file(f.string(), input_limits{100});
+    REQUIRE(r.has_value());
+    CHECK(r->size() == 100);
+    auto m = hlo::read_module_file(dir);
+    REQUIRE(!m);
+    CHECK(contains(m.error().message(), "is a directory"));
+    fs::remove(f);
   }
 }

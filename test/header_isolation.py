@@ -10,6 +10,13 @@ Given the header lists that meson installs, this compiles one translation unit p
   * every header against the layering table LAYERS: a header in folder F may include xlamem
     headers only from the folders LAYERS[F] allows (passes/ never includes hlo/ or io/, for
     example), and a folder missing from the table is an error, so a new folder states its place.
+    A row or an allowed entry may also name one header ("packing/solvers.hpp"): it then holds
+    for that header alone.
+  * that the xlamem headers include each other without a cycle (hlo/ once closed one through
+    includes at the ends of files);
+  * with --tool DIR, the command-line tool's sources against the row TOOL_ROW: the tool reaches
+    the library only through its front door (io/, report/, packing/solvers.hpp, hlo/backend.hpp,
+    ...), never through a detail/ header or a `detail::` name.
 It prints one line per check and a count; it exits 1 if any check failed.
 """
 import argparse
@@ -47,11 +54,17 @@ LAYERS = {
     "jit": {"core", "alloc"},
     "passes": {"core", "graph", "packing"},
     "hlo": {"core", "graph"},
-    "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding"},
-    "report": {"core", "graph", "packing", "passes", "hlo", "io"},
+    "report": {"core", "graph", "packing", "passes", "hlo"},
+    "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding", "hlo", "report"},
     "cuda": {"core", "alloc"},
     "llvm": {"core", "alloc", "jit"},
 }
+# The command-line tool (tools/xlamem, checked with --tool): the front door only. Packing is
+# reached through its named solvers, HLO through the reader, printer, graph model and backend
+# presets, memory terms through the named policies; never a detail/ header.
+TOOL_ROW = {"core", "io", "report", "packing/solvers.hpp", "hlo/backend.hpp", "hlo/graph_model.hpp",
+            "hlo/printer.hpp", "hlo/reader.hpp", "passes/memory_space_propagation.hpp",
+            "memory_terms/named_policies.hpp", "sharding/solver.hpp", "sharding/evaluate.hpp"}
 # The umbrella header may include anything it documents.
 LAYER_EXEMPT = {"xlamem/xlamem.hpp"}
 
@@ -62,22 +75,71 @@ def folder_of(name):
     return parts[1] if len(parts) > 2 else "core"
 
 
+def header_key(name):
+    """`xlamem/packing/solvers.hpp` -> `packing/solvers.hpp` (a row key naming one header)."""
+    return name.split("/", 1)[1] if name.startswith("xlamem/") else name
+
+
+def allowed(target, row, own):
+    """Whether include name `target` is allowed by `row` for a header in folder `own`."""
+    folder = folder_of(target)
+    return folder == own or folder in row or header_key(target) in row
+
+
+def include_violations(who, layer, row, text):
+    """Messages for each xlamem include in `text` (of `who`, in folder `layer`) `row` forbids."""
+    out = []
+    for number, line in enumerate(text.splitlines(), 1):
+        m = re.match(r'\s*#\s*include\s*[<"](xlamem/[^>"]+)[>"]', line)
+        if m and not allowed(m.group(1), row, layer):
+            out.append(f"{who}:{number}: layering: {layer}/ may not include {m.group(1)} "
+                       f"({layer}/ may include {', '.join(sorted(row)) or 'only the standard library'})")
+    return out
+
+
 def layering_violations(name, text):
     """Messages for each xlamem include of header `name` (text `text`) that LAYERS forbids."""
     if name in LAYER_EXEMPT:
         return []
     layer = folder_of(name)
+    if header_key(name) in LAYERS:
+        return include_violations(name, layer, LAYERS[header_key(name)], text)
     if layer not in LAYERS:
         return [f"{name}: folder '{layer}' is not in the layering table (test/header_isolation.py LAYERS)"]
-    out = []
+    return include_violations(name, layer, LAYERS[layer], text)
+
+
+def include_cycles(texts):
+    """One message per include cycle among headers `texts` (include name -> text)."""
+    edges = {name: [m.group(1) for m in re.finditer(r'(?m)^\s*#\s*include\s*[<"](xlamem/[^>"]+)[>"]', text)]
+             for name, text in texts.items()}
+    state, out = {}, []
+
+    def visit(name, path):
+        state[name] = 1
+        for target in edges.get(name, []):
+            if state.get(target) == 1:
+                cycle = path[path.index(target):] + [target]
+                out.append("include cycle: " + " -> ".join(cycle))
+            elif state.get(target) is None and target in edges:
+                visit(target, path + [target])
+        state[name] = 2
+
+    for name in sorted(edges):
+        if state.get(name) is None:
+            visit(name, [name])
+    return out
+
+
+def tool_violations(name, text):
+    """Messages for what the tool's source `name` (text `text`) may not use: an include outside
+    TOOL_ROW, a detail/ header, or a name in a `detail` namespace."""
+    out = include_violations(name, "tools/xlamem", TOOL_ROW, text)
     for number, line in enumerate(text.splitlines(), 1):
-        m = re.match(r'\s*#\s*include\s*[<"](xlamem/[^>"]+)[>"]', line)
-        if not m:
-            continue
-        target = folder_of(m.group(1))
-        if target != layer and target not in LAYERS[layer]:
-            out.append(f"{name}:{number}: layering: {layer}/ may not include {m.group(1)} "
-                       f"({layer}/ may include {', '.join(sorted(LAYERS[layer])) or 'only the standard library'})")
+        if re.search(r'#\s*include\s*[<"]xlamem/(.*/)?detail/', line):
+            out.append(f"{name}:{number}: the tool includes a detail/ header (use the front door)")
+        elif re.search(r'\bdetail::', line):
+            out.append(f"{name}:{number}: the tool uses a detail:: name (use the front door)")
     return out
 
 
@@ -113,6 +175,7 @@ def main():
     ap.add_argument("--core", nargs="*", default=[])
     ap.add_argument("--cuda", nargs="*", default=[])
     ap.add_argument("--llvm", nargs="*", default=[])
+    ap.add_argument("--tool", help="the command-line tool's source folder, checked against TOOL_ROW")
     ap.add_argument("--self-test", action="store_true",
                     help="also plant CUDA and LLVM includes in a scratch core header and require "
                          "that they are caught")
@@ -161,6 +224,25 @@ def main():
         if problems:
             layering_failures.append((f"layering {name}", "\n".join(problems)))
     layering_checks = len(args.core) + len(args.cuda) + len(args.llvm)
+    texts = {}
+    for header in args.core + args.cuda + args.llvm:
+        with open(header) as f:
+            texts[relative_name(header, args.include)] = f.read()
+    cycles = include_cycles(texts)
+    print(("ok      " if not cycles else "FAILED  ") + "no include cycle among the headers", flush=True)
+    if cycles:
+        layering_failures.append(("include cycles", "\n".join(cycles)))
+    layering_checks += 1
+    if args.tool:
+        for file in sorted(os.listdir(args.tool)):
+            if not file.endswith((".cpp", ".hpp")):
+                continue
+            with open(os.path.join(args.tool, file)) as f:
+                problems = tool_violations(f"tools/xlamem/{file}", f.read())
+            print(("ok      " if not problems else "FAILED  ") + f"front door tools/xlamem/{file}", flush=True)
+            if problems:
+                layering_failures.append((f"front door tools/xlamem/{file}", "\n".join(problems)))
+            layering_checks += 1
 
     skipped = []
     if not args.clang:
@@ -194,6 +276,23 @@ def main():
               + ("caught" if caught else "NOT caught"))
         if not caught:
             layering_failures.append(("self-test layering", "\n".join(bad + good)))
+        layering_checks += 1
+        # A planted tool source that reaches past the front door (a packer's own header, a
+        # detail/ header, a detail:: name) must be reported three times; one that uses the
+        # front door must not.
+        bad = tool_violations("tools/xlamem/planted.cpp",
+                              '#include "xlamem/packing/search.hpp"\n#include "xlamem/passes/detail/xla_order.hpp"\n'
+                              "auto x = xlamem::detail::in_binary_units(1);\n")
+        good = tool_violations("tools/xlamem/planted.cpp",
+                               '#include "xlamem/packing/solvers.hpp"\n#include "xlamem/io/json.hpp"\n')
+        looped = include_cycles({"xlamem/a/x.hpp": '#include "xlamem/a/y.hpp"\n',
+                                 "xlamem/a/y.hpp": '#include "xlamem/b/z.hpp"\n',
+                                 "xlamem/b/z.hpp": '#include "xlamem/a/x.hpp"\n'})
+        caught = len(bad) == 4 and not good and len(looped) == 1 and "z.hpp -> xlamem/a/x.hpp" in looped[0]
+        print(("ok      " if caught else "FAILED  ") + "self-test: planted tool includes past the front door and a planted include cycle are "
+              + ("caught" if caught else "NOT caught"))
+        if not caught:
+            layering_failures.append(("self-test front door", "\n".join(bad + good)))
         layering_checks += 1
 
     failures = list(layering_failures)

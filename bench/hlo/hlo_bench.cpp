@@ -12,7 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "../../test/hlo_generators.hpp"
+#include "../../test/support/hlo_generators.hpp"
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
@@ -158,7 +159,7 @@ void bm_call_chain(benchmark::State& state) {
       return;
     }
     xlamem::buffer_assignment_options o;
-    o.solver = xlamem::solver_kind::xla;
+    o.solver = *xlamem::find_solver("xla");
     auto a = xlamem::buffer_assignment<xlamem::hlo::module>::run(*m, o);
     if (!a) {
       state.SkipWithError(a.error().to_string().c_str());

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
@@ -22,7 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using xlamem::buffer_assignment;
 using xlamem::buffer_assignment_options;
-using xlamem::solver_kind;
 using xlamem::hlo::module;
 
 std::string slurp(const fs::path& p) {
@@ -51,9 +51,9 @@ std::int64_t lb_of(const buffer_assignment<module>& a) {
   return lb;
 }
 
-void plan_bench(benchmark::State& state, const model* md, solver_kind k, double limit, bool parse) {
+void plan_bench(benchmark::State& state, const model* md, const char* solver, double limit, bool parse) {
   buffer_assignment_options o;
-  o.solver = k;
+  o.solver = *xlamem::find_solver(solver);
   o.time_limit_seconds = limit;
   std::int64_t temp = 0, lb = 0;
   for (auto _ : state) {
@@ -96,7 +96,7 @@ void load(const fs::path& p, const std::string& name) {
   if (!m) return;
   md.m = std::move(*m);
   buffer_assignment_options o;
-  o.solver = solver_kind::xla;
+  o.solver = *xlamem::find_solver("xla");
   if (auto a = buffer_assignment<module>::run(md.m, o)) md.xla_temp = a->stats().temp_size_in_bytes;
   models().push_back(std::move(md));
 }
@@ -123,11 +123,11 @@ int main(int argc, char** argv) {
       largest = &md;
     }
     const model* p = &md;
-    benchmark::RegisterBenchmark(("plan/" + md.name + "/xla").c_str(), plan_bench, p, solver_kind::xla, 0.0, false)
+    benchmark::RegisterBenchmark(("plan/" + md.name + "/xla").c_str(), plan_bench, p, "xla", 0.0, false)
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("plan/" + md.name + "/heuristic").c_str(), plan_bench, p, solver_kind::heuristic, 0.0, false)
+    benchmark::RegisterBenchmark(("plan/" + md.name + "/heuristic").c_str(), plan_bench, p, "heuristic", 0.0, false)
         ->Unit(benchmark::kMillisecond);
-    benchmark::RegisterBenchmark(("plan/" + md.name + "/search_0.2s").c_str(), plan_bench, p, solver_kind::search, 0.2, false)
+    benchmark::RegisterBenchmark(("plan/" + md.name + "/search_0.2s").c_str(), plan_bench, p, "search", 0.2, false)
         ->Unit(benchmark::kMillisecond)
         ->Iterations(1);
   }
@@ -135,8 +135,8 @@ int main(int argc, char** argv) {
   if (!models().empty() && models().back().name.rfind("oracle_", 0) == 0) e2e.push_back(&models().back());
   for (const model* md : e2e) {
     if (md == nullptr) continue;
-    for (auto k : {solver_kind::xla, solver_kind::heuristic}) {
-      benchmark::RegisterBenchmark(("end_to_end/" + md->name + "/" + std::string(xlamem::name_of(k))).c_str(), plan_bench,
+    for (const char* k : {"xla", "heuristic"}) {
+      benchmark::RegisterBenchmark(("end_to_end/" + md->name + "/" + std::string(k)).c_str(), plan_bench,
                                    md, k, 0.0, true)
           ->Unit(benchmark::kMillisecond);
     }

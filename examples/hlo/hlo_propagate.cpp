@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <string>
 
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/dataflow.hpp"

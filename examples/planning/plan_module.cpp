@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <string>
 
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/io/buffer_assignment_text.hpp"
 #include "xlamem/io/memory_stats_text.hpp"

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
@@ -42,17 +43,17 @@ int main(int argc, char** argv) {
       status = 1;
       continue;
     }
-    auto run = [&](xlamem::solver_kind k, double& ms) {
+    auto run = [&](const char* solver, double& ms) {
       xlamem::buffer_assignment_options o;
-      o.solver = k;
+      o.solver = *xlamem::find_solver(solver);
       const auto t0 = std::chrono::steady_clock::now();
       auto a = plan_type::run(*m, o);
       ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
       return a;
     };
     double xms = 0, dms = 0;
-    auto x = run(xlamem::solver_kind::xla, xms);
-    auto d = run(xlamem::solver_kind::search, dms);
+    auto x = run("xla", xms);
+    auto d = run("search", dms);
     if (!x || !d) {
       std::fprintf(stderr, "%s: %s\n", f.string().c_str(), (!x ? x.error() : d.error()).to_string().c_str());
       status = 1;

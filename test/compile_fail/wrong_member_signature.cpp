@@ -4,7 +4,7 @@
 // must stop with the static_assert naming the member, not fall back to the default.
 #include <string>
 
-#include "../hlo_archetype.hpp"
+#include "../support/hlo_archetype.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
 struct wrong_graph {};

@@ -7,6 +7,7 @@
 
 #include <xlamem/alloc/fixed_block_pool.hpp>
 #include <xlamem/alloc/heap_memory.hpp>
+#include <xlamem/hlo/graph_model.hpp>
 #include <xlamem/hlo/reader.hpp>
 #include <xlamem/io/memory_stats_text.hpp>
 #include <xlamem/packing/packing.hpp>
@@ -55,7 +56,7 @@ int main() {
   auto m = hlo::parse_module(module_text, "consumer.hlo");
   if (!m) return fail("reading the module", m.error().to_string());
   buffer_assignment_options options;
-  options.solver = solver_kind::xla;
+  options.solver = *find_solver("xla");
   auto plan = buffer_assignment<hlo::module>::run(*m, options);
   if (!plan) return fail("planning", plan.error().to_string());
   if (auto ok = plan->validate(*m); !ok) return fail("invalid plan", ok.error().to_string());

@@ -22,6 +22,8 @@
 #include <utility>
 #include <vector>
 
+#include "../support/proc_maps.hpp"  // maps_in, rwx_maps: /proc/self/maps
+
 namespace xlamem::test {
 
 inline void init_native_jit() {
@@ -122,52 +124,6 @@ llvm::Expected<std::unique_ptr<llvm::orc::LLJIT>> make_jitlink_jit(Creator creat
 /// The address of a looked-up symbol as an `i64(i64)` function.
 inline std::int64_t (*as_function(llvm::orc::ExecutorAddr a))(std::int64_t) {
   return a.toPtr<std::int64_t (*)(std::int64_t)>();
-}
-
-struct maps_line {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;
-  std::string perms;  // "r-xp"
-  std::string path;
-};
-
-inline std::vector<maps_line> read_proc_maps() {
-  std::vector<maps_line> out;
-  std::ifstream in("/proc/self/maps");
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long b = 0, e = 0;
-    char perms[8] = {};
-    int consumed = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %*s %*s %*s%n", &b, &e, perms, &consumed) >= 3) {
-      maps_line m{static_cast<std::uintptr_t>(b), static_cast<std::uintptr_t>(e), perms, {}};
-      if (consumed > 0 && static_cast<std::size_t>(consumed) < line.size()) {
-        const auto p = line.find_first_not_of(' ', static_cast<std::size_t>(consumed));
-        if (p != std::string::npos) m.path = line.substr(p);
-      }
-      out.push_back(std::move(m));
-    }
-  }
-  return out;
-}
-
-/// Mappings overlapping `[base, base + size)`.
-inline std::vector<maps_line> maps_in(const void* base, std::size_t size) {
-  const auto b = reinterpret_cast<std::uintptr_t>(base);
-  std::vector<maps_line> out;
-  for (auto& m : read_proc_maps()) {
-    if (m.end > b && m.begin < b + size) out.push_back(m);
-  }
-  return out;
-}
-
-/// Mappings of the whole process that are writable and executable at once.
-inline std::vector<maps_line> rwx_maps() {
-  std::vector<maps_line> out;
-  for (auto& m : read_proc_maps()) {
-    if (m.perms.size() >= 3 && m.perms[1] == 'w' && m.perms[2] == 'x') out.push_back(m);
-  }
-  return out;
 }
 
 }  // namespace xlamem::test

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of the slab JITLink memory manager (LLVM 19 and later): the portable page-run arena and
-// dual mapping, then real LLJIT programs from IR text linked by JITLink into the slab:
+// Tests of the slab JITLink memory manager (LLVM 19 and later; its portable page-run arena and
+// dual mapping are tested in test/jit/ without LLVM): real LLJIT programs from IR text linked by JITLink into the slab:
 // cross-module calls, constant tables, mutable globals, many modules, removal and reuse through
 // ResourceTrackers, /proc/self/maps never rwx, the byte limit, the dual mapping and error paths
 // that come back as llvm::Error.
@@ -75,79 +75,6 @@ void throw_from_host() { throw std::runtime_error("thrown by the host"); }
 }  // namespace
 
 TEST_SUITE("jitlink") {
-  TEST_CASE("page_run_arena: fresh runs, first-fit reuse, merging, errors") {
-    xlamem::page_run_arena a(4 * 4096, 8 * 4096, 4096);
-    auto r1 = a.try_allocate(1);
-    auto r2 = a.try_allocate(4096 + 1);
-    auto r3 = a.try_allocate(4096);
-    REQUIRE(r1.has_value());
-    REQUIRE(r2.has_value());
-    REQUIRE(r3.has_value());
-    CHECK(r1->offset == 4 * 4096);
-    CHECK(r1->size == 4096);
-    CHECK_FALSE(r1->reused);
-    CHECK(r2->offset == 5 * 4096);
-    CHECK(r2->size == 2 * 4096);
-    CHECK(a.used_bytes() == 4 * 4096);
-    CHECK(a.live_bytes() == 4 * 4096);
-
-    REQUIRE(a.release(*r1).has_value());
-    REQUIRE(a.release(*r2).has_value());  // merges with r1's run
-    CHECK(a.free_runs() == 1);
-    CHECK(a.free_bytes() == 3 * 4096);
-    auto again = a.release(*r2);
-    REQUIRE_FALSE(again.has_value());
-    CHECK(again.error().code() == errc::invalid_argument);
-    CHECK(again.error().message().find("overlaps") != std::string::npos);
-
-    auto r4 = a.try_allocate(2 * 4096);  // first fit: the merged run, not fresh pages
-    REQUIRE(r4.has_value());
-    CHECK(r4->reused);
-    CHECK(r4->offset == 4 * 4096);
-    CHECK(a.used_bytes() == 4 * 4096);
-    CHECK(a.reused_bytes() == 2 * 4096);
-
-    auto big = a.try_allocate(5 * 4096);  // 1 freed page + 4 fresh: does not fit
-    REQUIRE_FALSE(big.has_value());
-    CHECK(big.error().code() == errc::resource_exhausted);
-    CHECK(big.error().message().find("16384 never used") != std::string::npos);
-    CHECK(a.try_allocate(0).error().code() == errc::invalid_argument);
-    CHECK(a.release(xlamem::page_run{100 * 4096, 4096}).error().code() == errc::invalid_argument);
-  }
-
-  TEST_CASE("dual_mapping: one object, a writable view and an executable view") {
-    const xlamem::dual_mapping_part parts[] = {
-        {0, page, page_access::read_execute},
-        {page, page, page_access::read},
-        {2 * page, page, page_access::read_write},
-    };
-    auto d = xlamem::dual_mapping::try_create("xlamem-test", 3 * page, parts, page);
-    REQUIRE_MESSAGE(d.has_value(), (d ? std::string() : d.error().to_string()));
-    std::memcpy(d->write_base() + page + 8, "stripe", 7);
-    CHECK(std::memcmp(d->exec_base() + page + 8, "stripe", 7) == 0);
-    d->exec_base()[2 * page] = std::byte{42};  // rw- in the executable view too
-    CHECK(d->write_base()[2 * page] == std::byte{42});
-    CHECK(d->writable(d->exec_base() + 5) == d->write_base() + 5);
-
-    const auto exec = t::maps_in(d->exec_base(), 3 * page);
-    REQUIRE(exec.size() == 3);
-    CHECK(exec[0].perms.substr(0, 3) == "r-x");
-    CHECK(exec[1].perms.substr(0, 3) == "r--");
-    CHECK(exec[2].perms.substr(0, 3) == "rw-");
-    CHECK(exec[0].path.find("memfd:xlamem-test") != std::string::npos);
-    const auto write = t::maps_in(d->write_base(), 3 * page);
-    REQUIRE(write.size() == 1);
-    CHECK(write[0].perms.substr(0, 3) == "rw-");
-
-    const xlamem::dual_mapping_part wx[] = {
-        {0, page, page_access::read_write | page_access::execute}};
-    auto bad = xlamem::dual_mapping::try_create("xlamem-test", page, wx, page);
-    REQUIRE_FALSE(bad.has_value());
-    CHECK(bad.error().code() == errc::invalid_argument);
-    CHECK(xlamem::dual_mapping::try_create("x", page + 1, {}, page).error().code() ==
-          errc::invalid_argument);
-  }
-
   TEST_CASE("an LLJIT over the slab: cross-module calls, constants, mutable globals, W^X") {
     auto mm = make_manager();
     {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of JIT memory for LLVM: the portable section layout and page mappers, the LLVM adapters,
-// the contiguous section memory manager under a real ORC JIT (RTDyldObjectLinkingLayer) with
+// Tests of JIT memory for LLVM (the portable jit/ parts are tested in test/jit/ without LLVM):
+// the LLVM adapters, the contiguous section memory manager under a real ORC JIT (RTDyldObjectLinkingLayer) with
 // /proc/self/maps protection checks, its error paths, and the mapper registry under 4 threads.
 #include <doctest/doctest.h>
 
@@ -184,146 +184,9 @@ xlamem::contiguous_section_options quiet() {
 
 }  // namespace
 
-// ==== portable layout ===========================================================================
-
-TEST_SUITE("llvm/section_layout") {
-  TEST_CASE("parts are ordered code < read-only < read-write, page-aligned and padded") {
-    auto l = xlamem::plan_contiguous_sections({100, 16}, {4096, 64}, {1, 8}, 4096);
-    REQUIRE(l.has_value());
-    CHECK(l->code == xlamem::section_part_extent{0, 4096});
-    // 4096 + 64 padding rounds up to two pages.
-    CHECK(l->read_only == xlamem::section_part_extent{4096, 8192});
-    CHECK(l->read_write == xlamem::section_part_extent{12288, 4096});
-    CHECK(l->total_size == 16384);
-    CHECK(&l->part(allocation_purpose::read_only_data) == &l->read_only);
-  }
-
-  TEST_CASE("empty parts take no pages") {
-    auto l = xlamem::plan_contiguous_sections({0, 1}, {10, 0}, {0, 16}, 4096);
-    REQUIRE(l.has_value());
-    CHECK(l->code.capacity == 0);
-    CHECK(l->read_only == xlamem::section_part_extent{0, 4096});
-    CHECK(l->read_write.capacity == 0);
-    CHECK(l->total_size == 4096);
-  }
-
-  TEST_CASE("bad alignments and sizes are named") {
-    auto huge = xlamem::plan_contiguous_sections({10, 8192}, {}, {}, 4096);
-    REQUIRE_FALSE(huge.has_value());
-    CHECK(huge.error().code() == errc::invalid_argument);
-    CHECK(huge.error().message().find("code alignment 8192 exceeds the page size 4096") !=
-          std::string::npos);
-    auto odd = xlamem::plan_contiguous_sections({}, {10, 24}, {}, 4096);
-    REQUIRE_FALSE(odd.has_value());
-    CHECK(odd.error().message().find("read-only data alignment 24 is not a power of two") !=
-          std::string::npos);
-    auto overflow = xlamem::plan_contiguous_sections({}, {}, {~std::uint64_t{0} - 2, 8}, 4096);
-    REQUIRE_FALSE(overflow.has_value());
-    CHECK(overflow.error().message().find("read-write data size") != std::string::npos);
-    CHECK_FALSE(xlamem::plan_contiguous_sections({}, {}, {}, 3000).has_value());
-  }
-
-  TEST_CASE("announced sections fit in any order and alignment up to the announced one") {
-    // RuntimeDyld announces sum(align_up(size_i, A)); sections then come at alignments <= A.
-    const std::uint64_t sizes[] = {1, 17, 200, 64, 3, 4000, 9};
-    const std::uint64_t aligns[] = {1, 8, 64, 16, 2, 64, 4};
-    std::uint64_t announced = 0;
-    for (auto s : sizes) announced += xlamem::align_up(s, 64);
-    auto l = xlamem::plan_contiguous_sections({announced, 64}, {}, {}, 4096);
-    REQUIRE(l.has_value());
-    std::vector<int> order = {0, 1, 2, 3, 4, 5, 6};
-    do {
-      xlamem::section_bump_allocator part(allocation_purpose::code, l->code, 4096);
-      for (int i : order) {
-        auto r = part.try_allocate(sizes[i], aligns[i]);
-        REQUIRE(r.has_value());
-        CHECK(xlamem::is_aligned(*r, aligns[i]));
-      }
-      CHECK(part.used() <= announced);
-    } while (std::next_permutation(order.begin(), order.begin() + 4));
-  }
-
-  TEST_CASE("bump allocation accounts bytes and padding and refuses what does not fit") {
-    xlamem::section_bump_allocator part(allocation_purpose::read_only_data, {4096, 4096}, 4096);
-    auto a = part.try_allocate(10, 1);
-    REQUIRE(a.has_value());
-    CHECK(*a == 4096);
-    auto b = part.try_allocate(100, 64);
-    REQUIRE(b.has_value());
-    CHECK(*b == 4096 + 64);
-    CHECK(part.bytes() == 110);
-    CHECK(part.padding() == 54);
-    CHECK(part.count() == 2);
-    CHECK(part.remaining() == 4096 - 164);
-    auto big = part.try_allocate(4000, 16);
-    REQUIRE_FALSE(big.has_value());
-    CHECK(big.error().code() == errc::resource_exhausted);
-    CHECK(big.error().message() ==
-          "suballocation of 4000 bytes at alignment 16 does not fit the read_only_data part: 164 "
-          "of 4096 reserved bytes are used");
-    auto wide = part.try_allocate(8, 8192);
-    REQUIRE_FALSE(wide.has_value());
-    CHECK(wide.error().message().find("exceeds the page size 4096") != std::string::npos);
-    CHECK(part.count() == 2);  // failures change nothing
-  }
-
-  TEST_CASE("code distance: within reach passes, beyond it names the section") {
-    std::vector<xlamem::placed_section> s = {
-        {allocation_purpose::code, 0, 100, 1, ".text"},
-        {allocation_purpose::read_only_data, 4096, 64, 2, ".rodata"},
-        {allocation_purpose::read_write_data, 8192, 8, 3, ".data"},
-    };
-    CHECK(xlamem::check_code_distance(s).has_value());
-    CHECK(xlamem::check_code_distance(s, 8200).has_value());
-    auto far = xlamem::check_code_distance(s, 8199);
-    REQUIRE_FALSE(far.has_value());
-    CHECK(far.error().code() == errc::out_of_range);
-    CHECK(far.error().message().find("section '.data' (id 3, read_write_data") != std::string::npos);
-    std::vector<xlamem::placed_section> no_code = {
-        {allocation_purpose::read_only_data, 0, 1ULL << 40, 1, ".big"}};
-    CHECK(xlamem::check_code_distance(no_code, 16).has_value());
-  }
-}
-
 // ==== page mappers ==============================================================================
 
 TEST_SUITE("llvm/memory_mapper_bridge") {
-  TEST_CASE("posix mapper reserves whole pages, protects and releases them") {
-    xlamem::counting_page_mapper_adaptor<xlamem::posix_page_mapper> m;
-    auto r = m.try_reserve(allocation_purpose::code, 5000, nullptr, page_access::read_write);
-    REQUIRE(r.has_value());
-    CHECK(r->size == xlamem::align_up(5000, page));
-    CHECK(xlamem::is_aligned(r->base, page));
-    static_cast<char*>(r->base)[4999] = 42;
-    CHECK(perms_of(r->base, r->size).perms == std::set<std::string>{"rw-"});
-    REQUIRE(m.try_protect(*r, page_access::read).has_value());
-    CHECK(perms_of(r->base, r->size).perms == std::set<std::string>{"r--"});
-    CHECK(static_cast<char*>(r->base)[4999] == 42);
-    REQUIRE(m.try_release(*r).has_value());
-    auto c = m.counts();
-    CHECK(c.reservations == 1);
-    CHECK(c.protections == 1);
-    CHECK(c.releases == 1);
-    CHECK(c.bytes_reserved == r->size);
-    CHECK(c.bytes_live == 0);
-    CHECK(c.peak_bytes_live == r->size);
-    CHECK(c.write_execute_requests == 0);
-  }
-
-  TEST_CASE("posix mapper errors name the request") {
-    xlamem::posix_page_mapper m;
-    auto zero = m.try_reserve(allocation_purpose::read_only_data, 0, nullptr, page_access::read);
-    REQUIRE_FALSE(zero.has_value());
-    CHECK(zero.error().message().find("reserve of 0 bytes for read_only_data") != std::string::npos);
-    auto huge = m.try_reserve(allocation_purpose::code, std::size_t{1} << 62, nullptr,
-                              page_access::read_write);
-    REQUIRE_FALSE(huge.has_value());
-    CHECK(huge.error().code() == errc::out_of_memory);
-    CHECK(huge.error().message().find("mmap failed") != std::string::npos);
-    CHECK_FALSE(m.try_protect(page_block{}, page_access::read).has_value());
-    CHECK(m.try_release(page_block{}).has_value());
-  }
-
   TEST_CASE("llvm_page_mapper over llvm::sys::Memory and over an LLVM mapper") {
     xlamem::memory_mapper_adaptor<xlamem::posix_page_mapper> llvm_side;
     for (llvm::SectionMemoryManager::MemoryMapper* upstream :

@@ -1,13 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
 // xlamem: the command-line front end of the library.
 #include <exception>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
 #include "xlamem/version.hpp"
+
+bool xlamem::cli::write_file(const std::string& path, const std::string& text) {
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  std::ofstream out(path, std::ios::binary);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  return static_cast<bool>(out);
+}
 
 int main(int argc, char** argv) {
   CLI::App app{

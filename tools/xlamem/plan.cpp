@@ -4,21 +4,26 @@
 // `--xla_dump_to` folder (the module named by --module, else the largest). Prints a summary of
 // at most about 30 lines; `--dump xla` the allocation table in XLA's format, `--json`
 // everything, `--html OUT` an interactive page, `--svg OUT` the whole-memory picture.
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <system_error>
 
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "report.hpp"
+#include "xlamem/io/json.hpp"
+#include "xlamem/io/memory_report_page.hpp"
+#include "xlamem/io/memory_report_text.hpp"
 
 namespace xlamem::cli {
 namespace {
 
 struct plan_options {
-  load_options load;
+  std::string file;
+  report_request request;
   std::string dump;
   bool json = false;
   std::string svg;
@@ -26,36 +31,25 @@ struct plan_options {
   std::size_t top = 10;
 };
 
-int write_file(const std::string& path, const std::string& text) {
-  std::error_code ec;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  return out ? 0 : fail("plan", path + ": cannot write the file");
-}
-
 int run_plan(const plan_options& o) {
   if (!o.dump.empty() && o.dump != "xla") {
     return fail("plan", fmt::format("--dump {}: unknown format (expected xla)", o.dump));
   }
-  auto v = load_plan(o.load);
-  if (!v) return fail("plan", v.error());
-  if (!o.svg.empty()) {
-    if (int rc = write_file(o.svg, plan_svg(*v)); rc != 0) return rc;
-  }
-  if (!o.html.empty()) {
-    if (int rc = write_file(o.html, plan_html(*v, std::max<std::size_t>(o.top, 20))); rc != 0) return rc;
+  auto r = load_report(o.file, o.request);
+  if (!r) return fail("plan", r.error());
+  if (!o.svg.empty() && !write_file(o.svg, report_svg(*r))) return fail("plan", o.svg + ": cannot write the file");
+  if (!o.html.empty() && !write_file(o.html, report_page(*r, std::max<std::size_t>(o.top, 20)))) {
+    return fail("plan", o.html + ": cannot write the file");
   }
   if (o.json) {
-    fmt::print("{}\n", plan_json(*v).dump(1));
+    fmt::print("{}\n", json_document("plan", *r));
     return 0;
   }
   if (o.dump == "xla") {
-    fmt::print("{}", v->xla_table);
+    fmt::print("{}", r->xla_table);
     return 0;
   }
-  fmt::print("{}", summary_text(*v, o.top));
+  fmt::print("{}", summary_text(*r, o.top));
   if (!o.html.empty()) fmt::print("wrote {} (open it in a browser)\n", o.html);
   if (!o.svg.empty()) fmt::print("wrote {}\n", o.svg);
   return 0;
@@ -69,33 +63,35 @@ void add_plan_command(CLI::App& app, context& ctx) {
       "plan",
       "The memory of a compiled program: peak, what is live then and where it comes from, the "
       "temporary heap and its fragmentation (--dump xla: XLA's allocation table; --json; --html; --svg)");
-  cmd->add_option("FILE", opts->load.file,
+  cmd->add_option("FILE", opts->file,
                   "optimised HLO module ('-': standard input), XLA's *-buffer-assignment.txt, or an "
                   "--xla_dump_to folder")
       ->required();
-  cmd->add_option("--module", opts->load.module_name, "in a dump folder: the module whose file name contains this");
-  cmd->add_flag("--replan", opts->load.replan,
+  auto& r = opts->request;
+  cmd->add_option("--module", r.module_name, "in a dump folder: the module whose file name contains this");
+  cmd->add_flag("--replan", r.replan,
                 "in a dump folder: plan the module with xlamem even where XLA's buffer assignment is there");
-  cmd->add_option("--backend", opts->load.backend,
+  cmd->add_option("--backend", r.backend,
                   "whose buffer rules plan a module: cpu (XLA:CPU, the default) or gpu (XLA:GPU on NVIDIA: "
                   "its fusion sharing rules, in-place all-reduce, alignment 256)")
       ->check(backend_check());
-  cmd->add_option("--alignment", opts->load.alignment,
+  cmd->add_option("--alignment", r.alignment,
                   "alignment of temporaries in bytes: a power of two (default 64 with --backend cpu, 256 with "
                   "gpu; XLA:GPU before mid-2025 used 128)")
       ->check([](const std::string& s) -> std::string {
         std::int64_t a = 0;
-        if (!CLI::detail::lexical_cast(s, a) || a <= 0 || (a & (a - 1)) != 0) {
+        const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), a);
+        if (ec != std::errc() || end != s.data() + s.size() || a <= 0 || (a & (a - 1)) != 0) {
           return s + " is not a power of two; allowed: 1, 2, 4, 8, ... bytes (64 is CPU-like, 256 GPU-like)";
         }
         return {};
       });
-  cmd->add_option("--solver", opts->load.solver, solver_help());
-  cmd->add_option("--time-limit", opts->load.time_limit, "seconds for the search solver (default 1)");
+  cmd->add_option("--solver", r.solver, solver_help());
+  cmd->add_option("--time-limit", r.time_limit_seconds, "seconds for the search solver (default 1)");
   cmd->add_option("--dump", opts->dump, "print a table instead of the summary: xla (XLA's buffer-assignment format)");
   cmd->add_flag("--json", opts->json,
-                "print everything as JSON: compiled_memory_stats, peak, temp_heaps, fragmentation_at_peak, "
-                "buffers, allocations");
+                "print everything as JSON: compiled_memory_stats, peak, memory_spaces, temp_heaps, "
+                "fragmentation_at_peak, buffers, allocations, live_ranges");
   cmd->add_option("--top", opts->top, "how many buffers live at the peak to list (default 10)");
   cmd->add_option("--html", opts->html, "write an interactive page (one self-contained HTML file) here");
   cmd->add_option("--svg", opts->svg, "write the whole-memory picture (memory over time) here");

@@ -5,14 +5,15 @@
 // "leaves".
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/passes/dataflow.hpp"
+#include "xlamem/io/json.hpp"
 #include "xlamem/passes/memory_space_propagation.hpp"
 
 namespace xlamem::cli {
@@ -26,29 +27,17 @@ struct propagate_options {
   std::string computation;
 };
 
-nlohmann::ordered_json leaves_json(const hlo::module& m) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& c : m.computations) {
-    for (const auto id : c.instructions) {
-      const auto& in = m[id];
-      hlo::for_each_subshape(in.shape, [&](const shape_index& index, const hlo::shape& s) {
-        if (s.is_tuple()) return;
-        nlohmann::ordered_json leaf;
-        leaf["computation"] = c.name;
-        leaf["instruction"] = in.name;
-        leaf["index"] = index;
-        leaf["memory_space"] = s.has_layout ? s.layout.memory_space : 0;
-        if (s.has_layout && !s.layout.split_configs.empty()) {
-          const auto& sc = s.layout.split_configs.front();
-          leaf["split_config"] = {{"dimension", sc.dimension}, {"indices", sc.indices}};
-        } else {
-          leaf["split_config"] = nullptr;
-        }
-        out.push_back(std::move(leaf));
-      });
-    }
-  }
-  return out;
+/// What --json prints after the command.
+struct propagate_result {
+  std::string file;
+  bool changed = false;
+  std::vector<hlo::memory_space_leaf> leaves;
+};
+template <class F>
+void visit_fields(const propagate_result& r, F&& f) {
+  f("file", r.file);
+  f("changed", r.changed);
+  f("leaves", r.leaves);
 }
 
 int run_propagate(const propagate_options& o) {
@@ -62,21 +51,11 @@ int run_propagate(const propagate_options& o) {
   } else {
     const auto c = m->find_computation(o.computation);
     if (!c) return fail("propagate", fmt::format("{}: no computation named '{}'", display_name(o.file), o.computation));
-    auto analysis = dataflow_analysis<hlo::module>::run(*m, dataflow_options{true});
-    if (!analysis) {
-      changed = analysis.error();
-    } else {
-      changed = propagate_memory_spaces(*m, *analysis, *c);
-    }
+    changed = propagate_memory_spaces_from(*m, *c);
   }
   if (!changed) return fail("propagate", changed.error());
   if (o.json) {
-    nlohmann::ordered_json j;
-    j["command"] = "propagate";
-    j["file"] = display_name(o.file);
-    j["changed"] = *changed;
-    j["leaves"] = leaves_json(*m);
-    fmt::print("{}\n", j.dump(1));
+    fmt::print("{}\n", json_document("propagate", propagate_result{display_name(o.file), *changed, memory_space_leaves(*m)}));
   } else {
     fmt::print("{}", hlo::to_string(*m, o.short_form ? hlo::short_form() : hlo::print_options{}));
   }

@@ -9,11 +9,12 @@
 #include <thread>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "xlamem/io/iopddl_json.hpp"
 #include "xlamem/io/iopddl_solution.hpp"
+#include "xlamem/io/json.hpp"
+#include "xlamem/io/sharding_text.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/solver.hpp"
 
@@ -31,35 +32,13 @@ struct shard_options {
   bool quiet = false;
 };
 
-std::string percent(double gap) { return fmt::format("{:.4f} %", 100.0 * gap); }
-
-/// The summary of an evaluation, shared by --evaluate and the solver's answer.
-void print_evaluation(const sharding::problem& p, const sharding::evaluation& ev) {
-  fmt::print("cost:       {}{}\n", ev.cost.to_string(),
-             ev.forbidden_choices ? fmt::format(" ({} forbidden choices)", ev.forbidden_choices) : "");
-  fmt::print("peak usage: {} of the limit {} ({})\n", ev.peak_usage.to_string(), p.limit,
-             ev.feasible ? "within the limit" : fmt::format("over the limit from time step {}", *ev.first_over_limit));
-}
-
 int run_evaluate(const shard_options& opt, const sharding::problem& p) {
   auto a = read_iopddl_solution(opt.evaluate, p);
   if (!a) return fail("shard", a.error());
   auto ev = sharding::evaluate(p, *a);
   if (!ev) return fail("shard", ev.error().with_context(opt.evaluate));
-  if (opt.json) {
-    nlohmann::ordered_json j;
-    j["command"] = "shard";
-    j["file"] = display_name(opt.file);
-    j["solution"] = opt.evaluate;
-    j["cost"] = ev->cost.to_string();
-    j["feasible"] = ev->feasible;
-    j["forbidden_choices"] = ev->forbidden_choices;
-    j["peak"] = ev->peak_usage.to_string();
-    j["limit"] = p.limit;
-    fmt::print("{}\n", j.dump(1));
-  } else {
-    print_evaluation(p, *ev);
-  }
+  const sharding_evaluation_report report{display_name(opt.file), opt.evaluate, &p, &*ev};
+  fmt::print("{}", opt.json ? json_document("shard", report) + "\n" : sharding_evaluation_text(report));
   return ev->allowed() ? 0 : 1;
 }
 
@@ -90,50 +69,12 @@ int run_shard(const shard_options& opt) {
   r->seconds += read_seconds;
   if (r->seconds_to_first_feasible >= 0) r->seconds_to_first_feasible += read_seconds;
   if (r->seconds_to_best >= 0) r->seconds_to_best += read_seconds;
+  sharding_report report{display_name(opt.file), &*p, &*r, so.threads, opt.time_limit, read_seconds, std::nullopt};
   if (!opt.output.empty()) {
     if (auto ok = write_iopddl_solution(opt.output, r->strategies); !ok) return fail("shard", ok.error());
+    report.output = opt.output;
   }
-  if (opt.json) {
-    nlohmann::ordered_json j;
-    j["command"] = "shard";
-    j["file"] = display_name(opt.file);
-    j["status"] = sharding::to_string(r->status);
-    j["cost"] = r->cost.to_string();
-    j["feasible"] = r->feasible;
-    j["forbidden_choices"] = r->forbidden_choices;
-    j["peak"] = r->peak.to_string();
-    j["limit"] = p->limit;
-    j["lower_bound"] = r->lower_bound.to_string();
-    j["gap"] = r->gap;
-    j["seconds"] = r->seconds;
-    j["seconds_reading"] = read_seconds;
-    j["seconds_to_first_feasible"] = r->seconds_to_first_feasible;
-    j["seconds_to_best"] = r->seconds_to_best;
-    j["time_limit"] = opt.time_limit;
-    j["threads"] = so.threads;
-    j["nodes"] = p->node_count();
-    j["edges"] = p->edge_count();
-    j["variables_after_presolve"] = r->variables;
-    j["relaxation_steps"] = r->relaxation_steps;
-    j["search_steps"] = r->search.steps;
-    if (!opt.output.empty()) j["output"] = opt.output;
-    fmt::print("{}\n", j.dump(1));
-  } else {
-    fmt::print("{}: {} nodes, {} edges, limit {}; presolved to {} variables; {} thread{}, {} s\n",
-               display_name(opt.file), p->node_count(), p->edge_count(), p->limit, r->variables, so.threads,
-               so.threads == 1 ? "" : "s", opt.time_limit);
-    fmt::print("status:     {}\n", sharding::to_string(r->status));
-    fmt::print("cost:       {}{}\n", r->cost.to_string(),
-               r->forbidden_choices ? fmt::format(" ({} forbidden choices)", r->forbidden_choices) : "");
-    fmt::print("peak usage: {} of the limit {} ({})\n", r->peak.to_string(), p->limit,
-               r->feasible ? "within the limit" : "over the limit");
-    if (r->feasible && r->forbidden_choices == 0) {
-      fmt::print("lower bound: {} (gap {})\n", r->lower_bound.to_string(), percent(r->gap));
-    }
-    fmt::print("time:       read {:.2f} s, first feasible {:.2f} s, best {:.2f} s, total {:.2f} s (from the start)\n",
-               read_seconds, r->seconds_to_first_feasible, r->seconds_to_best, r->seconds);
-    if (!opt.output.empty()) fmt::print("wrote {}\n", opt.output);
-  }
+  fmt::print("{}", opt.json ? json_document("shard", report) + "\n" : sharding_text(report));
   return r->feasible && r->forbidden_choices == 0 ? 0 : 1;
 }
 
@@ -144,14 +85,15 @@ void add_shard_command(CLI::App& app, context& ctx) {
   auto* cmd = app.add_subcommand(
       "shard", "Choose a sharding strategy per instruction under a memory limit (XLA's auto-sharding problem, IOPDDL)");
   cmd->add_option("FILE", opt->file, "IOPDDL problem (JSON, plain or gzip); '-' reads standard input")->required();
-  cmd->add_option("--time-limit", opt->time_limit, "wall-clock seconds for the whole command, reading included (default 10)")
+  cmd->add_option("--time-limit", opt->time_limit,
+                  "wall-clock seconds for the whole command, reading included (default 10)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads to search with (default: one per hardware thread)")
       ->check(CLI::Range(0u, 1024u));
   cmd->add_option("--seed", opt->seed, "seed of the random choices (default 1)");
   cmd->add_option("--output", opt->output, "write the solution line [s0, s1, ...] to this file");
   cmd->add_option("--evaluate", opt->evaluate, "score this solution file instead of solving");
-  cmd->add_flag("--json", opt->json, "print one JSON object (cost and lower_bound as decimal strings)");
+  cmd->add_flag("--json", opt->json, "print one JSON object (costs and usages as decimal strings)");
   cmd->add_flag("--quiet", opt->quiet, "no progress lines on standard error");
   cmd->callback([opt, &ctx] { ctx.exit_code = run_shard(*opt); });
 }

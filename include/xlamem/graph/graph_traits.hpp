@@ -51,6 +51,13 @@ struct split_config {
   friend bool operator==(const split_config&, const split_config&) = default;
 };
 
+/// A split config's fields for writers that visit fields (`io/json.hpp`).
+template <class F>
+void visit_fields(const split_config& sc, F&& f) {
+  f("dimension", sc.dimension);
+  f("indices", sc.indices);
+}
+
 /// What `for_each_subshape` reports about one node of an output shape tree.
 struct subshape_info {
   bool is_tuple = false;            ///< an interior node (its own value is the pointer table)

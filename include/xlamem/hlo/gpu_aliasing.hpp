@@ -2,9 +2,10 @@
 /// @file
 /// XLA:GPU's buffer-sharing hint on NVIDIA targets (`NVPTXAliasInfo::MayAlias`, falling back to
 /// `GpuAliasInfo::MayAlias`): whether a user may take over an operand's buffer that dies where
-/// the user is defined. The graph model asks it first for a module whose `backend` is
-/// `xla_backend::gpu`; nullopt leaves the question to XLA's generic rules. Restated from XLA's
-/// sources and tests (docs/xla-gpu-buffer-assignment.md, section 3); no code of theirs.
+/// the user is defined. The graph model (`hlo/graph_model.hpp`) asks it first for a module
+/// whose `backend` is `xla_backend::gpu` (`hlo/backend.hpp`'s `xla_gpu` preset); nullopt
+/// leaves the question to XLA's generic rules. Restated from XLA's sources and tests
+/// (docs/xla-gpu-buffer-assignment.md, section 3); no code of theirs.
 ///
 /// Where XLA consults its fusion analysis (which emitter a fusion gets, its "hero"), this file
 /// decides from the fused computation alone: a root's hero is the first reduce, transpose or
@@ -222,6 +223,3 @@ namespace xlamem::hlo::detail {
 }
 
 }  // namespace xlamem::hlo::detail
-
-// The traits use the hint, so they come after it (see the end of hlo/module.hpp).
-#include "xlamem/hlo/graph_model.hpp"

@@ -5,9 +5,8 @@
 /// questions of `graph/graph_queries.hpp` the way XLA does (names and shape text for reports,
 /// constants, copies, `is_scheduled`, `input_output_alias`, and `CanShareOperandBufferWithUser`
 /// with its opcode rules). The passes know nothing of HLO; this header is where HLO meets them.
-/// `hlo/module.hpp` includes it, so a module always comes with its traits. Every function is O(1)
-/// or O(size of what it returns), except `can_share_operand_buffer` on a fusion: O(fused
-/// instructions).
+/// Include it to run passes on a module. Every function is O(1) or O(size of what it returns),
+/// except `can_share_operand_buffer` on a fusion: O(fused instructions).
 #pragma once
 
 #include <cstddef>

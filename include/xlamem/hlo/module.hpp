@@ -3,8 +3,8 @@
 /// The HLO reference IR: opcodes, instructions, computations and modules, and each opcode's
 /// memory semantics (`semantics_of`). The `graph_traits<hlo::module>` specialisation that makes
 /// a module a `dense_graph`, a `memory_space_graph` and a `module_graph`, and answers the
-/// planning questions, is in `hlo/graph_model.hpp` (included at the end of this header, through
-/// `hlo/gpu_aliasing.hpp`).
+/// planning questions, is in `hlo/graph_model.hpp`: include that header to run passes on a
+/// module. Which XLA compiler's rules apply is `backend` (`hlo/backend.hpp`).
 ///
 /// The IR keeps what memory planning needs in structured form (names, opcodes, shapes with
 /// layouts, operands, users, parameter numbers, tuple indices, called computations,
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "xlamem/graph/graph_traits.hpp"
+#include "xlamem/hlo/backend.hpp"
 #include "xlamem/hlo/shape.hpp"
 
 namespace xlamem::hlo {
@@ -232,15 +233,6 @@ struct stack_frame_section {
   friend bool operator==(const stack_frame_section&, const stack_frame_section&) = default;
 };
 
-/// Which XLA compiler's buffer rules the graph model applies to a module. Not part of the HLO
-/// text: whoever plans the module says where it runs (`xlamem plan --backend`).
-/// - `cpu`: XLA:CPU, whose rules are XLA's generic ones (a plain `AliasInfo`).
-/// - `gpu`: XLA:GPU on NVIDIA (`NVPTXAliasInfo`): fusions share an operand's buffer by the GPU
-///   fusion rules, all-reduce and collective-broadcast work in place, cublasLt's bias operand C
-///   may become the result, and a reshape is a no-op when in-place pairs are traced through a
-///   fusion. docs/xla-gpu-buffer-assignment.md has the rules and their sources.
-enum class xla_backend : std::uint8_t { cpu, gpu };
-
 /// An HLO module.
 struct module {
   std::string name;
@@ -254,7 +246,7 @@ struct module {
   std::optional<shape> entry_result_layout;                   ///< from entry_computation_layout
   std::vector<attribute> attributes;           ///< other header attributes, verbatim
   std::vector<stack_frame_section> stack_frames;
-  xla_backend backend = xla_backend::cpu;      ///< whose aliasing rules plan it (not in the text)
+  xla_backend backend = xla_backend::cpu;      ///< whose aliasing rules plan it (not in the text; hlo/backend.hpp)
 
   [[nodiscard]] instruction& operator[](instruction_id i) { return instructions[index_of(i)]; }
   [[nodiscard]] const instruction& operator[](instruction_id i) const { return instructions[index_of(i)]; }
@@ -648,9 +640,3 @@ class id_range {
 }  // namespace detail
 
 }  // namespace xlamem::hlo
-
-// The IR's answers to the graph traits (graph, planning questions) live in their own header;
-// it is included here so that every use of a module sees the one specialisation.
-// XLA:GPU's sharing hint, which then includes graph_model.hpp: the traits need the hint defined
-// first, whichever of the three headers a translation unit includes first.
-#include "xlamem/hlo/gpu_aliasing.hpp"

@@ -4,10 +4,15 @@
 /// that parses to the same IR (attributes are written verbatim, shapes from the IR, so a
 /// propagated memory space shows in every shape that carries it). Long form by default
 /// (`%` names, computation signatures, operand shapes), short form on request.
+/// `memory_space_leaves` gives the memory space of every output leaf as data (what
+/// `xlamem propagate --json` shows).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/hlo/shape.hpp"
@@ -172,6 +177,42 @@ inline void append_module(std::string& out, const module& m, const print_options
   std::string out;
   append_module(out, m, o);
   return out;
+}
+
+/// The memory space and split config of one array leaf of an instruction's output.
+struct memory_space_leaf {
+  std::string computation;
+  std::string instruction;
+  shape_index index;
+  std::int64_t memory_space = 0;
+  std::optional<split_config> split;  ///< the first `SC(d:i,...)` of the layout, if any
+};
+
+/// Every array leaf of every instruction's output, computation by computation.
+[[nodiscard]] inline std::vector<memory_space_leaf> memory_space_leaves(const module& m) {
+  std::vector<memory_space_leaf> out;
+  for (const auto& c : m.computations) {
+    for (const auto id : c.instructions) {
+      const auto& in = m[id];
+      for_each_subshape(in.shape, [&](const shape_index& index, const shape& s) {
+        if (s.is_tuple()) return;
+        memory_space_leaf leaf{c.name, in.name, index, s.has_layout ? s.layout.memory_space : 0, std::nullopt};
+        if (s.has_layout && !s.layout.split_configs.empty()) leaf.split = s.layout.split_configs.front();
+        out.push_back(std::move(leaf));
+      });
+    }
+  }
+  return out;
+}
+
+/// A leaf's fields for writers that visit fields; `split_config` is null when there is none.
+template <class F>
+void visit_fields(const memory_space_leaf& l, F&& f) {
+  f("computation", l.computation);
+  f("instruction", l.instruction);
+  f("index", l.index);
+  f("memory_space", l.memory_space);
+  f("split_config", l.split);
 }
 
 }  // namespace xlamem::hlo

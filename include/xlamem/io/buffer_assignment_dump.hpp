@@ -508,6 +508,217 @@ enum class ba_section {
 
 }  // namespace detail
 
+namespace detail {
+
+/// A line at the start of a line (a section header, an allocation header, a used value), read
+/// into `dump`; `section` becomes the section it opens. `allocation_total` is the sum of the
+/// allocation sizes so far.
+[[nodiscard]] inline result<void> ba_top_level_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::string_view line,
+                                                    std::string_view file, std::size_t line_no, ba_section& section,
+                                                    std::uint64_t& allocation_total) {
+  if (line == "BufferAssignment:") {
+    section = ba_section::allocations;
+    return {};
+  }
+  if (c.consume("allocation ")) {
+    c = ba_line_cursor(file, line_no, line);
+    buffer_assignment_dump::allocation a;
+    a.line = line_no;
+    if (auto r = ba_parse_allocation_header(c, a); !r) return r;
+    const std::size_t expected = dump.allocations.size();
+    if (a.index != expected) {
+      return c.fail_at(11, "allocation " + std::to_string(a.index) +
+                               " is out of order (expected " + std::to_string(expected) + ")");
+    }
+    // stats() adds sizes up in compiled_memory_stats' signed 64-bit fields: refuse a dump
+    // whose allocations overflow them together.
+    constexpr auto max_total = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+    if (a.size > max_total - allocation_total) {
+      return c.fail_at(19, "allocation sizes add up to more than 2^63 - 1 bytes");
+    }
+    allocation_total += a.size;
+    dump.allocations.push_back(std::move(a));
+    section = ba_section::allocations;
+    return {};
+  }
+  if (c.consume("Total bytes used: ")) {
+    auto v = c.unsigned_integer("a byte count");
+    if (!v) return v.error();
+    if (dump.total_bytes_used) return c.fail_at(0, "a second 'Total bytes used' line");
+    dump.total_bytes_used = *v;
+    section = ba_section::none;
+    return {};
+  }
+  if (line == "Used values:") {
+    section = ba_section::used_values;
+    return {};
+  }
+  if (c.consume("HloLiveRange (max ")) {
+    if (dump.live_ranges) return c.fail_at(0, "a second HloLiveRange section");
+    auto v = c.signed_integer("the last time step");
+    if (!v) return v.error();
+    if (auto r = c.expect("):"); !r) return r;
+    dump.live_ranges = buffer_assignment_dump::live_range{};
+    dump.live_ranges->max_time = *v;
+    section = ba_section::live_range;
+    return {};
+  }
+  if (line == "BufferAssignment stats:" || c.consume("Memory Space: ")) {
+    section = ba_section::skipped;  // human-readable summaries: nothing exact to read
+    return {};
+  }
+  if (line.front() == '<' &&
+      (section == ba_section::used_values || section == ba_section::used_positions ||
+       section == ba_section::used_uses)) {
+    buffer_assignment_dump::used_value v;
+    v.line = line_no;
+    if (auto r = ba_parse_value_header(c, v); !r) return r;
+    c.skip_spaces();
+    if (!c.at_end()) return c.fail("unexpected text after a value: " + c.describe_here());
+    dump.used_values.push_back(std::move(v));
+    section = ba_section::used_values;
+    return {};
+  }
+  if (section == ba_section::skipped) return {};
+  return c.fail("unexpected line in a buffer-assignment dump: " + c.describe_here());
+}
+
+/// An indented line of "Used values": a list header, or an entry of positions or uses.
+[[nodiscard]] inline result<void> ba_used_value_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::size_t indent,
+                                                     ba_section& section) {
+  if (dump.used_values.empty()) return c.fail("a line before the first used value");
+  auto& v = dump.used_values.back();
+  if (indent == 1) {
+    if (c.consume("positions:")) {
+      section = ba_section::used_positions;
+    } else if (c.consume("uses:")) {
+      section = ba_section::used_uses;
+    } else if (c.consume("from instruction: ")) {
+      v.from_instruction = std::string(c.rest());
+      section = ba_section::used_values;
+      return {};
+    } else {
+      return c.fail("expected 'positions:', 'uses:' or 'from instruction:', found " +
+                    c.describe_here());
+    }
+    c.skip_spaces();
+    if (!c.at_end())
+      return c.fail("unexpected text after a list header: " + c.describe_here());
+    return {};
+  }
+  if (c.consume("(none)")) return {};
+  if (section == ba_section::used_positions) {
+    buffer_assignment_dump::position p;
+    if (auto r = ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
+      return r;
+    v.positions.push_back(std::move(p));
+  } else if (section == ba_section::used_uses) {
+    buffer_assignment_dump::use u;
+    auto n = c.name("an instruction name");
+    if (!n) return n.error();
+    u.instruction = std::move(*n);
+    if (auto r = c.expect(", operand "); !r) return r;
+    auto k = c.signed_integer("an operand number");
+    if (!k) return k.error();
+    u.operand = *k;
+    c.skip_spaces();
+    if (c.peek() == '{') {
+      auto idx = c.shape_index();
+      if (!idx) return idx.error();
+      u.operand_index = std::move(*idx);
+    }
+    v.uses.push_back(std::move(u));
+  } else {
+    return c.fail("expected 'positions:' or 'uses:' before a list entry");
+  }
+  c.skip_spaces();
+  if (!c.at_end()) return c.fail("unexpected text after a list entry: " + c.describe_here());
+  return {};
+}
+
+/// An indented line of the HloLiveRange section: a sub-section header, a step of the
+/// instruction sequence, a buffer's live range or an entry of the peak.
+[[nodiscard]] inline result<void> ba_live_range_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::size_t indent,
+                                                     std::size_t line_no, ba_section& section) {
+  auto& lr = *dump.live_ranges;
+  if (indent <= 2) {
+    if (c.consume("InstructionSequence:")) {
+      section = ba_section::live_sequence;
+    } else if (c.consume("BufferLiveRange:")) {
+      section = ba_section::live_buffers;
+    } else if (c.consume("Live ranges at ")) {
+      auto t = c.signed_integer("a time step");
+      if (!t) return t.error();
+      if (auto r = c.expect(" (peak):"); !r) return r;
+      lr.peak_time = *t;
+      section = ba_section::live_peak;
+    } else if (c.consume("Stack trace breakdown")) {
+      section = ba_section::skipped;  // a tree of op names; nothing the planner matches
+      return {};
+    } else {
+      return c.fail("unexpected line in HloLiveRange: " + c.describe_here());
+    }
+    c.skip_spaces();
+    if (!c.at_end())
+      return c.fail("unexpected text after a section header: " + c.describe_here());
+    return {};
+  }
+  if (section == ba_section::live_sequence) {
+    auto t = c.unsigned_integer("a time step");
+    if (!t) return t.error();
+    if (*t != lr.instruction_sequence.size()) {
+      return c.fail_at(indent, "time step " + std::to_string(*t) +
+                                   " is out of order (expected " +
+                                   std::to_string(lr.instruction_sequence.size()) + ")");
+    }
+    if (auto r = c.expect(":"); !r) return r;
+    auto n = c.name("an instruction name");
+    if (!n) return n.error();
+    lr.instruction_sequence.push_back(std::move(*n));
+  } else if (section == ba_section::live_buffers) {
+    buffer_assignment_dump::buffer_live_range b;
+    b.line = line_no;
+    if (auto r = ba_parse_name_and_index(c, b.instruction, b.shape_index); !r)
+      return r;
+    if (auto r = c.expect(":"); !r) return r;
+    const std::size_t col = c.pos();
+    auto s = c.signed_integer("a start time");
+    if (!s) return s.error();
+    if (auto r = c.expect("-"); !r) return r;
+    auto e = c.signed_integer("an end time");
+    if (!e) return e.error();
+    if (*s > *e || *s < 0 || *e > lr.max_time) {
+      return c.fail_at(col, "live range " + std::to_string(*s) + "-" + std::to_string(*e) +
+                                " is not within 0-" + std::to_string(lr.max_time));
+    }
+    b.start = *s;
+    b.end = *e;
+    lr.buffers.push_back(std::move(b));
+  } else if (section == ba_section::live_peak) {
+    buffer_assignment_dump::peak_entry p;
+    if (auto r = ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
+      return r;
+    if (auto r = c.expect(": "); !r) return r;
+    auto bytes = c.unsigned_integer("a byte count");
+    if (!bytes) return bytes.error();
+    if (auto r = c.expect(" bytes (cumulative: "); !r) return r;
+    auto cum = c.unsigned_integer("a byte count");
+    if (!cum) return cum.error();
+    if (auto r = c.expect(" bytes)"); !r) return r;
+    p.bytes = *bytes;
+    p.cumulative = *cum;
+    lr.peak_bytes = *cum;
+    lr.peak.push_back(std::move(p));
+  } else {
+    return c.fail("expected 'InstructionSequence:', 'BufferLiveRange:' or 'Live ranges at'");
+  }
+  c.skip_spaces();
+  if (!c.at_end()) return c.fail("unexpected text after an entry: " + c.describe_here());
+  return {};
+}
+
+}  // namespace detail
+
 /// Reads one dump file's text into `dump`, adding to what earlier files put there: call it once
 /// for `-buffer-assignment.txt` and again for `-buffer-assignment-values.txt` and
 /// `-live-range.txt` when XLA split them. `file` names the text in error messages.
@@ -533,225 +744,28 @@ enum class ba_section {
     c.skip_spaces();
     if (c.at_end()) continue;  // blank lines separate sections
     const std::size_t indent = detail::ba_indent(line);
-
+    result<void> r;
     // Section headers stand at the start of a line, wherever they are.
     if (indent == 0) {
-      if (line == "BufferAssignment:") {
-        section = ba_section::allocations;
-        continue;
-      }
-      if (c.consume("allocation ")) {
-        c = detail::ba_line_cursor(file, line_no, line);
-        buffer_assignment_dump::allocation a;
-        a.line = line_no;
-        if (auto r = detail::ba_parse_allocation_header(c, a); !r) return r;
-        const std::size_t expected = dump.allocations.size();
-        if (a.index != expected) {
-          return c.fail_at(11, "allocation " + std::to_string(a.index) +
-                                   " is out of order (expected " + std::to_string(expected) + ")");
-        }
-        // stats() adds sizes up in compiled_memory_stats' signed 64-bit fields: refuse a dump
-        // whose allocations overflow them together.
-        constexpr auto max_total = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-        if (a.size > max_total - allocation_total) {
-          return c.fail_at(19, "allocation sizes add up to more than 2^63 - 1 bytes");
-        }
-        allocation_total += a.size;
-        dump.allocations.push_back(std::move(a));
-        section = ba_section::allocations;
-        continue;
-      }
-      if (c.consume("Total bytes used: ")) {
-        auto v = c.unsigned_integer("a byte count");
-        if (!v) return v.error();
-        if (dump.total_bytes_used) return c.fail_at(0, "a second 'Total bytes used' line");
-        dump.total_bytes_used = *v;
-        section = ba_section::none;
-        continue;
-      }
-      if (line == "Used values:") {
-        section = ba_section::used_values;
-        continue;
-      }
-      if (c.consume("HloLiveRange (max ")) {
-        if (dump.live_ranges) return c.fail_at(0, "a second HloLiveRange section");
-        auto v = c.signed_integer("the last time step");
-        if (!v) return v.error();
-        if (auto r = c.expect("):"); !r) return r;
-        dump.live_ranges = buffer_assignment_dump::live_range{};
-        dump.live_ranges->max_time = *v;
-        section = ba_section::live_range;
-        continue;
-      }
-      if (line == "BufferAssignment stats:" || c.consume("Memory Space: ")) {
-        section = ba_section::skipped;  // human-readable summaries: nothing exact to read
-        continue;
-      }
-      if (line.front() == '<' &&
-          (section == ba_section::used_values || section == ba_section::used_positions ||
-           section == ba_section::used_uses)) {
-        buffer_assignment_dump::used_value v;
-        v.line = line_no;
-        if (auto r = detail::ba_parse_value_header(c, v); !r) return r;
-        c.skip_spaces();
-        if (!c.at_end()) return c.fail("unexpected text after a value: " + c.describe_here());
-        dump.used_values.push_back(std::move(v));
-        section = ba_section::used_values;
-        continue;
-      }
-      if (section == ba_section::skipped) continue;
-      return c.fail("unexpected line in a buffer-assignment dump: " + c.describe_here());
+      r = detail::ba_top_level_line(dump, c, line, file, line_no, section, allocation_total);
+    } else if (section == ba_section::none) {
+      return c.fail("unexpected indented line outside any section: " + c.describe_here());
+    } else if (section == ba_section::skipped) {
+      continue;
+    } else if (section == ba_section::allocations) {
+      if (dump.allocations.size() == allocations_before) return c.fail("a value line before any allocation header");
+      auto& a = dump.allocations.back();
+      buffer_assignment_dump::assigned_value v;
+      v.line = line_no;
+      r = detail::ba_parse_assigned_value(c, v, a);
+      if (r) a.values.push_back(std::move(v));
+    } else if (section == ba_section::used_values || section == ba_section::used_positions ||
+               section == ba_section::used_uses) {
+      r = detail::ba_used_value_line(dump, c, indent, section);
+    } else {
+      r = detail::ba_live_range_line(dump, c, indent, line_no, section);
     }
-
-    switch (section) {
-      case ba_section::none:
-        return c.fail("unexpected indented line outside any section: " + c.describe_here());
-      case ba_section::skipped:
-        continue;
-      case ba_section::allocations: {
-        if (dump.allocations.size() == allocations_before) {
-          return c.fail("a value line before any allocation header");
-        }
-        auto& a = dump.allocations.back();
-        buffer_assignment_dump::assigned_value v;
-        v.line = line_no;
-        if (auto r = detail::ba_parse_assigned_value(c, v, a); !r) return r;
-        a.values.push_back(std::move(v));
-        continue;
-      }
-      case ba_section::used_values:
-      case ba_section::used_positions:
-      case ba_section::used_uses: {
-        if (dump.used_values.empty()) return c.fail("a line before the first used value");
-        auto& v = dump.used_values.back();
-        if (indent == 1) {
-          if (c.consume("positions:")) {
-            section = ba_section::used_positions;
-          } else if (c.consume("uses:")) {
-            section = ba_section::used_uses;
-          } else if (c.consume("from instruction: ")) {
-            v.from_instruction = std::string(c.rest());
-            section = ba_section::used_values;
-            continue;
-          } else {
-            return c.fail("expected 'positions:', 'uses:' or 'from instruction:', found " +
-                          c.describe_here());
-          }
-          c.skip_spaces();
-          if (!c.at_end())
-            return c.fail("unexpected text after a list header: " + c.describe_here());
-          continue;
-        }
-        if (c.consume("(none)")) continue;
-        if (section == ba_section::used_positions) {
-          buffer_assignment_dump::position p;
-          if (auto r = detail::ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
-            return r;
-          v.positions.push_back(std::move(p));
-        } else if (section == ba_section::used_uses) {
-          buffer_assignment_dump::use u;
-          auto n = c.name("an instruction name");
-          if (!n) return n.error();
-          u.instruction = std::move(*n);
-          if (auto r = c.expect(", operand "); !r) return r;
-          auto k = c.signed_integer("an operand number");
-          if (!k) return k.error();
-          u.operand = *k;
-          c.skip_spaces();
-          if (c.peek() == '{') {
-            auto idx = c.shape_index();
-            if (!idx) return idx.error();
-            u.operand_index = std::move(*idx);
-          }
-          v.uses.push_back(std::move(u));
-        } else {
-          return c.fail("expected 'positions:' or 'uses:' before a list entry");
-        }
-        c.skip_spaces();
-        if (!c.at_end()) return c.fail("unexpected text after a list entry: " + c.describe_here());
-        continue;
-      }
-      case ba_section::live_range:
-      case ba_section::live_sequence:
-      case ba_section::live_buffers:
-      case ba_section::live_peak: {
-        auto& lr = *dump.live_ranges;
-        if (indent <= 2) {
-          if (c.consume("InstructionSequence:")) {
-            section = ba_section::live_sequence;
-          } else if (c.consume("BufferLiveRange:")) {
-            section = ba_section::live_buffers;
-          } else if (c.consume("Live ranges at ")) {
-            auto t = c.signed_integer("a time step");
-            if (!t) return t.error();
-            if (auto r = c.expect(" (peak):"); !r) return r;
-            lr.peak_time = *t;
-            section = ba_section::live_peak;
-          } else if (c.consume("Stack trace breakdown")) {
-            section = ba_section::skipped;  // a tree of op names; nothing the planner matches
-            continue;
-          } else {
-            return c.fail("unexpected line in HloLiveRange: " + c.describe_here());
-          }
-          c.skip_spaces();
-          if (!c.at_end())
-            return c.fail("unexpected text after a section header: " + c.describe_here());
-          continue;
-        }
-        if (section == ba_section::live_sequence) {
-          auto t = c.unsigned_integer("a time step");
-          if (!t) return t.error();
-          if (*t != lr.instruction_sequence.size()) {
-            return c.fail_at(indent, "time step " + std::to_string(*t) +
-                                         " is out of order (expected " +
-                                         std::to_string(lr.instruction_sequence.size()) + ")");
-          }
-          if (auto r = c.expect(":"); !r) return r;
-          auto n = c.name("an instruction name");
-          if (!n) return n.error();
-          lr.instruction_sequence.push_back(std::move(*n));
-        } else if (section == ba_section::live_buffers) {
-          buffer_assignment_dump::buffer_live_range b;
-          b.line = line_no;
-          if (auto r = detail::ba_parse_name_and_index(c, b.instruction, b.shape_index); !r)
-            return r;
-          if (auto r = c.expect(":"); !r) return r;
-          const std::size_t col = c.pos();
-          auto s = c.signed_integer("a start time");
-          if (!s) return s.error();
-          if (auto r = c.expect("-"); !r) return r;
-          auto e = c.signed_integer("an end time");
-          if (!e) return e.error();
-          if (*s > *e || *s < 0 || *e > lr.max_time) {
-            return c.fail_at(col, "live range " + std::to_string(*s) + "-" + std::to_string(*e) +
-                                      " is not within 0-" + std::to_string(lr.max_time));
-          }
-          b.start = *s;
-          b.end = *e;
-          lr.buffers.push_back(std::move(b));
-        } else if (section == ba_section::live_peak) {
-          buffer_assignment_dump::peak_entry p;
-          if (auto r = detail::ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
-            return r;
-          if (auto r = c.expect(": "); !r) return r;
-          auto bytes = c.unsigned_integer("a byte count");
-          if (!bytes) return bytes.error();
-          if (auto r = c.expect(" bytes (cumulative: "); !r) return r;
-          auto cum = c.unsigned_integer("a byte count");
-          if (!cum) return cum.error();
-          if (auto r = c.expect(" bytes)"); !r) return r;
-          p.bytes = *bytes;
-          p.cumulative = *cum;
-          lr.peak_bytes = *cum;
-          lr.peak.push_back(std::move(p));
-        } else {
-          return c.fail("expected 'InstructionSequence:', 'BufferLiveRange:' or 'Live ranges at'");
-        }
-        c.skip_spaces();
-        if (!c.at_end()) return c.fail("unexpected text after an entry: " + c.describe_here());
-        continue;
-      }
-    }
+    if (!r) return r;
   }
   return {};
 }

@@ -9,7 +9,8 @@
 ///
 /// Limits: every number within ±2^60, ids unique, and the sizes plus alignments of all buffers
 /// summing to at most 2^60 (`max_total_bytes`), so that no offset or peak a packer computes can
-/// overflow. A UTF-8 byte-order mark (what spreadsheets write) before the header is skipped.
+/// overflow. A UTF-8 byte-order mark (what spreadsheets write) before the header is skipped
+/// (`io/csv.hpp`, the lexer).
 #pragma once
 
 #include <charconv>
@@ -26,6 +27,7 @@
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
+#include "xlamem/io/csv.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
@@ -36,16 +38,6 @@ struct interval_csv {
   std::optional<placement> offsets;
 };
 
-namespace detail {
-
-inline std::string_view trim_csv(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-}  // namespace detail
-
 /// Parses interval CSV text. `source` names the input in messages ("file.csv:3:9: ...").
 [[nodiscard]] inline result<interval_csv> read_interval_csv(std::string_view text,
                                                             std::string_view source = "<input>") {
@@ -55,37 +47,22 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
   std::vector<std::int64_t> offsets;
   bool has_offset = false;
   std::size_t line_no = 0;
-  std::size_t pos = 0;
   bool header_done = false;
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
   std::unordered_map<std::string_view, std::size_t> id_line;  // id -> line where it was given
   std::uint64_t total = 0;  // sizes + alignments so far
   auto fail = [&](std::size_t column, const std::string& what) {
     return result<interval_csv>(errc::parse_error, std::string(source) + ":" + std::to_string(line_no) + ":" +
                                                        std::to_string(column) + ": " + what);
   };
-  while (pos <= text.size()) {
-    const auto nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    ++line_no;
-    if (detail::trim_csv(line).empty()) continue;
-    // Split on commas, remembering 1-based columns.
-    std::vector<std::pair<std::string_view, std::size_t>> fields;
-    std::size_t start = 0;
-    while (true) {
-      const auto comma = line.find(',', start);
-      const auto raw = line.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-      std::size_t lead = 0;
-      while (lead < raw.size() && (raw[lead] == ' ' || raw[lead] == '\t')) ++lead;
-      fields.emplace_back(detail::trim_csv(raw), start + lead + 1);
-      if (comma == std::string_view::npos) break;
-      // Bounded: a line never holds more fields than the header (a header at most 16).
-      if (fields.size() >= (header_done ? cols.size() : std::size_t{16})) {
-        return fail(comma + 1, header_done ? "too many fields: the header names " + std::to_string(cols.size()) + " columns"
-                                           : std::string("too many columns in the header (at most 16)"));
-      }
-      start = comma + 1;
+  csv_lines lines(text);
+  std::string_view line;
+  std::vector<csv_field> fields;
+  while (lines.next(line, line_no)) {
+    if (csv_trim(line).empty()) continue;
+    // Bounded: a line never holds more fields than the header (a header at most 16).
+    if (const auto extra = split_csv_fields(line, header_done ? cols.size() : std::size_t{16}, fields); extra != 0) {
+      return fail(extra, header_done ? "too many fields: the header names " + std::to_string(cols.size()) + " columns"
+                                     : std::string("too many columns in the header (at most 16)"));
     }
     if (!header_done) {
       header_done = true;
@@ -131,16 +108,13 @@ inline std::string_view trim_csv(std::string_view s) noexcept {
         b.id = std::string(text_k);
         continue;
       }
-      std::int64_t v = 0;
-      const auto* first = text_k.data();
-      const auto* last = text_k.data() + text_k.size();
-      const auto [ptr, ec] = std::from_chars(first, last, v);
-      if (text_k.empty()) return fail(column, "empty number");
-      if (ec == std::errc::result_out_of_range || (ec == std::errc{} && ptr == last &&
-                                                   (v > max_packing_value || v < -max_packing_value))) {
+      const auto n = read_csv_integer(text_k, max_packing_value);
+      if (n.empty) return fail(column, "empty number");
+      if (n.too_long || (n.whole && n.beyond_limit)) {
         return fail(column, "number " + quote_token(text_k) + " is out of range (limit 2^60)");
       }
-      if (ec != std::errc{} || ptr != last) return fail(column, quote_token(text_k) + " is not an integer");
+      if (!n.parsed || !n.whole) return fail(column, quote_token(text_k) + " is not an integer");
+      const std::int64_t v = n.value;
       switch (cols[k]) {
         case c_lower: b.lower = v; break;
         case c_upper: b.upper = v; break;

@@ -23,20 +23,13 @@
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
+#include "xlamem/io/csv.hpp"
 #include "xlamem/memory_terms/memory_terms.hpp"
 
 namespace xlamem {
 
 /// Largest magnitude of an id or time step in a memory-terms CSV (2^60).
 inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
-
-namespace detail {
-inline std::string_view trim_terms_csv(std::string_view s) noexcept {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-}  // namespace detail
 
 /// Parses `id,first,last` rows. @returns the intervals indexed by id, or `errc::parse_error`.
 [[nodiscard]] inline result<std::vector<term_interval>> read_memory_terms_csv(std::string_view text,
@@ -46,7 +39,6 @@ inline std::string_view trim_terms_csv(std::string_view s) noexcept {
     return result<std::vector<term_interval>>(
         errc::parse_error, src + ":" + std::to_string(line_no) + ":" + std::to_string(column) + ": " + what);
   };
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);  // UTF-8 byte-order mark
   struct row {
     std::int64_t id;
     term_interval iv;
@@ -54,43 +46,36 @@ inline std::string_view trim_terms_csv(std::string_view s) noexcept {
   std::vector<row> rows;
   std::unordered_map<std::int64_t, std::size_t> line_of;  // id -> line: duplicates
   bool seen_row = false;
-  std::size_t pos = 0;
-  for (std::size_t line_no = 1; pos <= text.size(); ++line_no) {
-    const auto nl = text.find('\n', pos);
-    const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() + 1 : nl + 1;
-    const std::string_view trimmed = detail::trim_terms_csv(line);
+  csv_lines lines(text);
+  std::string_view line;
+  std::size_t line_no = 0;
+  std::vector<csv_field> fields;
+  while (lines.next(line, line_no)) {
+    const std::string_view trimmed = csv_trim(line);
     if (trimmed.empty() || trimmed.front() == '#') continue;
     if (!seen_row && trimmed.substr(0, 2) == "id") {  // header
       seen_row = true;
       continue;
     }
     seen_row = true;
+    // Field by field, so that the first mistake on the line is the one named.
+    const auto extra = split_csv_fields(line, 3, fields);
     std::int64_t values[3] = {0, 0, 0};
-    std::size_t start = 0;
-    for (int field = 0; field < 3; ++field) {
-      const std::size_t comma = line.find(',', start);
-      if (field < 2 && comma == std::string_view::npos) {
+    for (std::size_t field = 0; field < 3; ++field) {
+      static constexpr const char* names[] = {"id", "first", "last"};
+      if (field + 1 >= fields.size() && field < 2) {
         return fail(line_no, line.size() + 1, "expected 3 columns id,first,last, found " + std::to_string(field + 1));
       }
-      if (field == 2 && comma != std::string_view::npos) {
-        return fail(line_no, comma + 1, "expected 3 columns id,first,last, found more");
+      if (field == 2 && extra != 0) return fail(line_no, extra, "expected 3 columns id,first,last, found more");
+      const auto& cell = fields[field];
+      const auto n = read_csv_integer(cell.text, max_memory_terms_value);
+      if (!n.empty && n.whole && (n.too_long || n.beyond_limit)) {
+        return fail(line_no, cell.column, std::string(names[field]) + " " + quote_token(cell.text) + " is out of range (limit 2^60)");
       }
-      const std::size_t end = field < 2 ? comma : line.size();
-      const std::string_view raw = line.substr(start, end - start);
-      const std::string_view cell = detail::trim_terms_csv(raw);
-      const std::size_t column = start + static_cast<std::size_t>(cell.data() - raw.data()) + 1;
-      static constexpr const char* names[] = {"id", "first", "last"};
-      const auto [ptr, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), values[field]);
-      if (!cell.empty() && ptr == cell.data() + cell.size() &&
-          (ec == std::errc::result_out_of_range ||
-           (ec == std::errc{} && (values[field] > max_memory_terms_value || values[field] < -max_memory_terms_value)))) {
-        return fail(line_no, column, std::string(names[field]) + " " + quote_token(cell) + " is out of range (limit 2^60)");
+      if (n.empty || !n.parsed || !n.whole) {
+        return fail(line_no, cell.column, std::string(names[field]) + " " + quote_token(cell.text) + " is not a 64-bit integer");
       }
-      if (cell.empty() || ec != std::errc() || ptr != cell.data() + cell.size()) {
-        return fail(line_no, column, std::string(names[field]) + " " + quote_token(cell) + " is not a 64-bit integer");
-      }
-      start = end + 1;
+      values[field] = n.value;
     }
     const std::int64_t id = values[0];
     const term_interval iv{values[1], values[2]};

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/io/text_format.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
@@ -54,30 +55,6 @@ inline std::string svg_escape(const std::string& s) {
     }
   }
   return out;
-}
-
-/// A byte count in binary units: the value and its unit ("B", "KiB", ... "PiB").
-struct binary_quantity {
-  double value;
-  const char* unit;
-};
-inline binary_quantity in_binary_units(std::int64_t b) noexcept {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
-  }
-  return {v, units[u]};
-}
-
-/// "12.5 MiB" style byte counts for axis labels.
-inline std::string svg_bytes(std::int64_t b) {
-  const auto q = in_binary_units(b);
-  char buf[48];
-  std::snprintf(buf, sizeof buf, b < 1024 ? "%.0f %s" : "%.3g %s", q.value, q.unit);
-  return buf;
 }
 
 inline std::string svg_num(double v) {
@@ -150,7 +127,7 @@ inline double svg_tick(double range, int count, bool bytes) {
   out += "</g>\n<g fill=\"#444\" text-anchor=\"end\">\n";
   for (double b = 0; b <= ymax; b += ystep) {
     out += "<text x=\"" + svg_num(left - 6) + "\" y=\"" + svg_num(Y(b) + 4) + "\">" +
-           detail::svg_bytes(static_cast<std::int64_t>(b)) + "</text>\n";
+           human_bytes(static_cast<std::int64_t>(b)) + "</text>\n";
   }
   out += "</g>\n<g fill=\"#444\" text-anchor=\"middle\">\n";
   const double tstep = detail::svg_tick(static_cast<double>(t1 - t0), 10, false);
@@ -187,8 +164,8 @@ inline double svg_tick(double range, int count, bool bytes) {
     out += "<text x=\"" + svg_num(left + pw - 4) + "\" y=\"" + svg_num(Y(static_cast<double>(v)) - 4) +
            "\" text-anchor=\"end\" fill=\"" + colour + "\">" + detail::svg_escape(text) + "</text>\n";
   };
-  if (o.capacity >= 0) hline(o.capacity, "#1f5fbf", "capacity " + detail::svg_bytes(o.capacity), false);
-  hline(peak, "#c0392b", "peak " + detail::svg_bytes(peak), true);
+  if (o.capacity >= 0) hline(o.capacity, "#1f5fbf", "capacity " + human_bytes(o.capacity), false);
+  hline(peak, "#c0392b", "peak " + human_bytes(peak), true);
   out += "</svg>\n";
   return out;
 }

@@ -618,13 +618,12 @@ inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, b
 
 }  // namespace detail
 
-/// Decision search: a placement whose peak is at most `o.capacity`, or a proof that none
-/// exists, or `timed_out`. `portfolio_fit` is tried first. Errors: the problem is malformed.
-[[nodiscard]] inline result<search_result> pack_within(const packing_problem& p, const search_options& o) {
-  if (auto ok = validate_problem(p); !ok) return ok.error();
+/// Decision search on a validated problem `p` and its interval graph `g` (what `solve` in
+/// `packing/solvers.hpp` has built already): see `pack_within(p, o)`.
+[[nodiscard]] inline search_result pack_within(const packing_problem& p, const interval_graph& g,
+                                               const search_options& o) {
   using clock = detail::canonical_search::clock;
   const auto start = clock::now();
-  const interval_graph g(p);
   search_result out;
   auto finish = [&](search_status st) {
     out.status = st;
@@ -653,19 +652,22 @@ inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, b
   return finish(st);
 }
 
-/// Anytime minimisation of the peak within `o.time_limit_seconds`: starts from
-/// `portfolio_fit`, then alternates decision searches at the proven lower bound (which close
-/// LB-tight instances) with searches just below the best peak found (which improve it), each
-/// with a node budget that doubles every round. A decision search that is exhausted raises
-/// the proven lower bound. Errors: the problem is malformed.
-[[nodiscard]] inline result<minimize_result> minimize_peak(const packing_problem& p, const minimize_options& o = {}) {
+/// Decision search: a placement whose peak is at most `o.capacity`, or a proof that none
+/// exists, or `timed_out`. `portfolio_fit` is tried first. Errors: the problem is malformed.
+[[nodiscard]] inline result<search_result> pack_within(const packing_problem& p, const search_options& o) {
   if (auto ok = validate_problem(p); !ok) return ok.error();
+  return pack_within(p, interval_graph(p), o);
+}
+
+/// Anytime minimisation on a validated problem `p` and its interval graph `g` (what `solve`
+/// in `packing/solvers.hpp` has built already): see `minimize_peak(p, o)`.
+[[nodiscard]] inline minimize_result minimize_peak(const packing_problem& p, const interval_graph& g,
+                                                   const minimize_options& o) {
   using clock = detail::canonical_search::clock;
   const auto start = clock::now();
   const bool has_deadline = o.time_limit_seconds > 0;
   const auto deadline = start + std::chrono::duration_cast<clock::duration>(
                                     std::chrono::duration<double>(has_deadline ? o.time_limit_seconds : 0.0));
-  const interval_graph g(p);
   minimize_result out;
   const auto granule = packing_granule(p);
   out.lower_bound = lower_bound(p);
@@ -774,6 +776,16 @@ inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, b
     out.status = search_status::timed_out;
   }
   return finish();
+}
+
+/// Anytime minimisation of the peak within `o.time_limit_seconds`: starts from
+/// `portfolio_fit`, then alternates decision searches at the proven lower bound (which close
+/// LB-tight instances) with searches just below the best peak found (which improve it), each
+/// with a node budget that doubles every round. A decision search that is exhausted raises
+/// the proven lower bound. Errors: the problem is malformed.
+[[nodiscard]] inline result<minimize_result> minimize_peak(const packing_problem& p, const minimize_options& o = {}) {
+  if (auto ok = validate_problem(p); !ok) return ok.error();
+  return minimize_peak(p, interval_graph(p), o);
 }
 
 }  // namespace xlamem

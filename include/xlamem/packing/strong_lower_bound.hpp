@@ -196,6 +196,27 @@ struct window_survey_result {
   double seconds = 0.0;
 };
 
+namespace detail {
+/// The minimal open windows of `open`: one containing another open one says nothing more,
+/// unless it was proven infeasible (it is then the bound's certificate).
+[[nodiscard]] inline std::vector<window_verdict> minimal_open_windows(std::vector<window_verdict> open) {
+  std::vector<window_verdict> out;
+  for (std::size_t i = 0; i < open.size(); ++i) {
+    bool contains_other = false;
+    if (open[i].status == search_status::infeasible) {
+      out.push_back(std::move(open[i]));
+      continue;
+    }
+    for (std::size_t j = 0; j < open.size() && !contains_other; ++j) {
+      contains_other = j != i && open[i].first <= open[j].first && open[j].end <= open[i].end &&
+                       (open[i].first != open[j].first || open[i].end != open[j].end || j < i);
+    }
+    if (!contains_other) out.push_back(std::move(open[i]));
+  }
+  return out;
+}
+}  // namespace detail
+
 /// Decides every window of consecutive sections at `o.capacity` by a staircase: for each
 /// first section, the window grows while it packs (`pack_within`, then `minimize_peak`, half
 /// of `seconds_per_window` each), and the first one that does not is open. The end never
@@ -309,20 +330,7 @@ struct window_survey_result {
   if (held_valid && held.first == a && (out.feasible.empty() || out.feasible.back().end < b)) {
     out.feasible.push_back(std::move(held));
   }
-  // Keep the minimal open windows: one containing another open one says nothing more, unless
-  // it was proven infeasible (it is then the bound's certificate).
-  for (std::size_t i = 0; i < open.size(); ++i) {
-    bool contains_other = false;
-    if (open[i].status == search_status::infeasible) {
-      out.open.push_back(std::move(open[i]));
-      continue;
-    }
-    for (std::size_t j = 0; j < open.size() && !contains_other; ++j) {
-      contains_other = j != i && open[i].first <= open[j].first && open[j].end <= open[i].end &&
-                       (open[i].first != open[j].first || open[i].end != open[j].end || j < i);
-    }
-    if (!contains_other) out.open.push_back(std::move(open[i]));
-  }
+  out.open = detail::minimal_open_windows(std::move(open));
   out.seconds = elapsed();
   return out;
 }

@@ -60,7 +60,8 @@
 #include "xlamem/passes/detail/xla_order.hpp"
 #include "xlamem/passes/liveness.hpp"
 #include "xlamem/passes/memory_stats.hpp"
-#include "xlamem/passes/planning_solvers.hpp"
+#include "xlamem/passes/memory_usage.hpp"
+#include "xlamem/passes/temp_packer.hpp"
 #include "xlamem/graph/graph_queries.hpp"
 
 namespace xlamem {
@@ -69,9 +70,10 @@ namespace xlamem {
 struct buffer_assignment_options {
   /// Alignment of offsets in the temporary heap: a power of two (64 CPU-like, 256 GPU-like).
   std::int64_t alignment = 64;
-  /// Packing policy of the temporary heap.
-  solver_kind solver = solver_kind::search;
-  /// Time budget of `solver_kind::search`, seconds.
+  /// Packer of the temporary heaps: a row of the solver table (`packing/solvers.hpp`; the
+  /// default is the search), used as `named_temp_packer` says.
+  named_solver solver = packing_solvers.front();
+  /// Time budget of a search-family solver per heap, seconds.
   double time_limit_seconds = 1.0;
   /// Reuse live-out and aliased-parameter allocations for other buffers (XLA does).
   bool reuse_allocations = true;
@@ -90,7 +92,7 @@ struct buffer_assignment_options {
   /// of a colour are then laid end to end (each at the next `alignment` boundary) in the
   /// order XLA's `CombineTempAllocations` leaves them: its `std::partition` of the
   /// allocation list, which runs from both ends and so does not keep creation order. By
-  /// default on exactly for `solver_kind::xla`; otherwise temporary tuple tables are packed
+  /// default on exactly for XLA's solver (`solver_family::xla`); otherwise temporary tuple tables are packed
   /// in the heap with everything else (never larger in practice, and often smaller).
   std::optional<bool> tuple_tables_outside_heap;
   /// Liveness options (the entry computation).
@@ -153,13 +155,9 @@ class buffer_assignment {
   using value_id = typename dataflow_type::value_id;
   using buffer_id = typename colocation_analysis<G>::buffer_id;
 
-  /// Assigns the buffers of `g` with the packer named in `o`.
+  /// Assigns the buffers of `g` with the solver of `o` (`named_temp_packer`).
   [[nodiscard]] static result<buffer_assignment> run(const G& g, const buffer_assignment_options& o = {}) {
-    switch (o.solver) {
-      case solver_kind::xla: return run(g, o, xla_best_fit_packer{});
-      case solver_kind::heuristic: return run(g, o, heuristic_packer{});
-      default: return run(g, o, search_packer{o.time_limit_seconds});
-    }
+    return run(g, o, named_temp_packer{o.solver, o.time_limit_seconds});
   }
 
   /// Assigns the buffers of `g`, packing temporaries with `packer`.
@@ -199,6 +197,28 @@ class buffer_assignment {
   [[nodiscard]] std::int64_t buffer_size(buffer_id b) const { return info_[b].size; }
   /// The hull of buffer `b`'s value ranges; `{-1,-1}` when it has none.
   [[nodiscard]] live_range buffer_range(buffer_id b) const { return info_[b].hull; }
+
+  /// The steps at which value `v` (with a live range) holds its bytes, clamped to the program:
+  /// its live range; the whole program for an entry parameter's value in a parameter
+  /// allocation; up to the root for a value whose output positions are emulated copies (the
+  /// copy takes over there). The peak (`passes/memory_usage.hpp`) and the memory report count
+  /// memory over these ranges.
+  [[nodiscard]] live_range range_in_use(value_id v) const {
+    const auto& df = la_.dataflow();
+    const std::int64_t horizon = la_.end_time() + 1;
+    live_range r = la_.range(v);
+    const auto n = df.number(df.get(v).defining.instruction);
+    const auto b = la_.colocation().buffer_of(v);
+    const auto* al = slice_[v].allocation == none ? nullptr : &allocations_[slice_[v].allocation];
+    if (al != nullptr && al->flags_.is_entry_parameter && df.parent_number(n) == la_.entry() &&
+        df.parameter_number(n) >= 0) {
+      r = {0, la_.end_time()};
+    } else if (copied_[b]) {
+      r.end = std::max(r.start, std::min(r.end, la_.time_of(df.root(la_.entry()))));
+    }
+    const auto start = std::clamp<std::int64_t>(r.start, 0, horizon - 1);
+    return {start, std::clamp<std::int64_t>(r.end, start, horizon - 1)};
+  }
 
   /// Checks the assignment: every value with a range has a slice inside its allocation, heap
   /// offsets are aligned, and no two values live at the same time share bytes of an
@@ -623,7 +643,7 @@ class buffer_assignment {
     auto& deferred = s.deferred;
     auto& colors = s.colors;
     auto& alloc_of_buffer = s.alloc_of_buffer;
-    const bool tuples_apart = options_.tuple_tables_outside_heap.value_or(options_.solver == solver_kind::xla);
+    const bool tuples_apart = options_.tuple_tables_outside_heap.value_or(options_.solver.family == solver_family::xla);
     const auto& bi = info_[b];
     if (place_constant_or_parameter(g, b, s)) return;
     if (bi.thread_local_ && !bi.sequential) {
@@ -922,6 +942,16 @@ class buffer_assignment {
     return item_of;
   }
 
+  // Whether `packer` is XLA's best fit, whose placement of a heap is XLA's own (colocated) one.
+  template <class P>
+  static bool places_as_xla(const P& packer) {
+    if constexpr (requires { packer.places_as_xla(); }) {
+      return packer.places_as_xla();
+    } else {
+      return std::is_same_v<P, xla_best_fit_packer>;
+    }
+  }
+
   // Packs one heap: XLA's best fit on its items is the baseline and the floor for `packer`;
   // the heap becomes a preallocated-temp allocation.
   template <class P>
@@ -940,7 +970,7 @@ class buffer_assignment {
     // Over the values' own intervals, as XLA places them (a colocated group's hull is not a
     // lower bound: others may sit in its dead gaps).
     h.lower_bound = temp_lower_bound(detail::pieces_problem(h.problem, keys));
-    if (std::is_same_v<P, xla_best_fit_packer> || peak_of(h.problem, xla) <= h.lower_bound) {
+    if (places_as_xla(packer) || peak_of(h.problem, xla) <= h.lower_bound) {
       h.solution = std::move(xla);  // the baseline, or already optimal
     } else {
       auto sol = packer(h.problem);
@@ -995,62 +1025,46 @@ class buffer_assignment {
     }
   }
 
-  // Peak: the most device bytes in use at one time. A heap uses the sum of its live buffers;
-  // any other allocation (one buffer at a time) the largest live one. Entry parameters are in
-  // use throughout; thread-local, constant and host allocations are not counted.
+  // Peak: the most device bytes in use at one time, as `passes/memory_usage.hpp` defines it
+  // (the memory report computes the same from its timeline): each value over `range_in_use`,
+  // a heap the bytes its live values cover, any other allocation its largest live value;
+  // thread-local, constant and host allocations are not counted. `peak_buffers` are the
+  // buffers live then.
   void compute_peak(const std::vector<std::size_t>& alloc_of_buffer) {
     const std::int64_t horizon = la_.end_time() + 1;
     std::vector<std::int64_t> total(static_cast<std::size_t>(horizon) + 1, 0);
+    std::vector<placed_value> values;
+    std::vector<const placed_value*> pointers;
+    for (const auto& al : allocations_) {
+      const auto& f = al.flags_;
+      if (!counts_toward_peak(f.is_constant, f.is_thread_local, f.is_host())) continue;
+      values.clear();
+      for (const auto& x : al.values) {
+        if (!la_.has_range(x.value)) continue;
+        const auto r = range_in_use(x.value);
+        values.push_back({r.start, r.end, x.offset, x.size});
+      }
+      if (al.values.empty() && f.maybe_live_out) values.push_back({horizon - 1, horizon - 1, 0, al.size()});  // an emulated copy
+      pointers.clear();
+      for (const auto& v : values) pointers.push_back(&v);
+      add_usage(total, allocation_usage(pointers, f.is_preallocated_temp(), horizon));
+    }
+    for (std::size_t t = 1; t < total.size(); ++t) total[t] += total[t - 1];
+    total.pop_back();
+    const auto peak = first_peak(total);
+    peak_time_ = peak.time;
+    stats_.peak_memory_in_bytes = peak.bytes;
     std::vector<std::vector<buffer_id>> by_alloc(allocations_.size());
     for (std::size_t b = 0; b < info_.size(); ++b) {
       if (alloc_of_buffer[b] != none && info_[b].hull.start >= 0) by_alloc[alloc_of_buffer[b]].push_back(static_cast<buffer_id>(b));
     }
-    auto range_in_use = [&](const buffer_allocation& al, buffer_id b) {
-      live_range r = info_[b].hull;
-      if (al.flags_.is_entry_parameter && info_[b].entry_parameter) r = {0, la_.end_time()};
-      r.start = std::clamp<std::int64_t>(r.start, 0, horizon - 1);
-      r.end = std::clamp<std::int64_t>(r.end, r.start, horizon - 1);
-      return r;
-    };
-    std::vector<std::int64_t> local(static_cast<std::size_t>(horizon) + 1, 0);
-    for (std::size_t a = 0; a < allocations_.size(); ++a) {
-      const auto& al = allocations_[a];
-      const auto& f = al.flags_;
-      if (f.is_thread_local || f.is_constant || f.is_host()) continue;
-      if (f.is_preallocated_temp()) {
-        std::vector<std::int64_t> diff(static_cast<std::size_t>(horizon) + 1, 0);
-        for (auto b : by_alloc[a]) {
-          const auto r = range_in_use(al, b);
-          diff[static_cast<std::size_t>(r.start)] += info_[b].size;
-          diff[static_cast<std::size_t>(r.end) + 1] -= info_[b].size;
-        }
-        std::int64_t run = 0;
-        for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) total[t] += (run += diff[t]);
-        continue;
-      }
-      std::fill(local.begin(), local.end(), 0);
-      for (auto b : by_alloc[a]) {
-        const auto r = range_in_use(al, b);
-        for (auto t = r.start; t <= r.end; ++t) local[static_cast<std::size_t>(t)] = std::max(local[static_cast<std::size_t>(t)], info_[b].size);
-      }
-      if (by_alloc[a].empty() && f.maybe_live_out) local[static_cast<std::size_t>(horizon - 1)] = al.size();  // an emulated copy
-      for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) total[t] += local[t];
-    }
-    std::int64_t peak = 0;
-    peak_time_ = 0;
-    for (std::size_t t = 0; t < static_cast<std::size_t>(horizon); ++t) {
-      if (total[t] > peak) {
-        peak = total[t];
-        peak_time_ = static_cast<std::int64_t>(t);
-      }
-    }
-    stats_.peak_memory_in_bytes = peak;
     peak_buffers_.clear();
     for (std::size_t a = 0; a < allocations_.size(); ++a) {
       const auto& f = allocations_[a].flags_;
-      if (f.is_thread_local || f.is_constant || f.is_host()) continue;
+      if (!counts_toward_peak(f.is_constant, f.is_thread_local, f.is_host())) continue;
       for (auto b : by_alloc[a]) {
-        const auto r = range_in_use(allocations_[a], b);
+        live_range r = info_[b].hull;
+        if (f.is_entry_parameter && info_[b].entry_parameter) r = {0, la_.end_time()};
         if (r.start <= peak_time_ && peak_time_ <= r.end) peak_buffers_.push_back(b);
       }
     }

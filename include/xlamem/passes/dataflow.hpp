@@ -343,9 +343,34 @@ class dataflow_analysis {
     return "instruction #" + std::to_string(n) + " (computation #" + std::to_string(instrs_[n].comp) + ")";
   }
 
+  // The analysis in its phases: number the graph, read its structure and semantics, define
+  // the values, propagate value sets to a fixed point (with phis in SSA form), then record
+  // every value's positions and uses.
   result<void> build(const G& g) {
-    // 1. Number computations and instructions.
-    std::size_t total_instructions = 0;
+    if (auto r = number_graph(g); !r) return r;
+    if (auto r = read_structure(g); !r) return r;
+    define_values();
+    if (auto r = propagate_to_fixed_point(); !r) return r;
+    record_positions_and_uses();
+    return {};
+  }
+
+  // Our number of instruction `i`, or nullopt when it is not in the graph.
+  std::optional<std::size_t> number_of(const G& g, instruction_type i) const {
+    if constexpr (dense_graph<G>) {
+      const std::size_t t = traits::instruction_number(g, i);
+      if (t >= dense_number_.size() || dense_number_[t] == static_cast<std::size_t>(-1)) return std::nullopt;
+      return dense_number_[t];
+    } else {
+      (void)g;
+      auto it = instr_number_.find(i);
+      if (it == instr_number_.end()) return std::nullopt;
+      return it->second;
+    }
+  }
+
+  // Phase 1: number computations and instructions (and map the graph's dense numbers to ours).
+  result<void> number_graph(const G& g) {
     for (auto c : traits::computations(g)) {
       comp_data cd;
       cd.handle = c;
@@ -355,7 +380,6 @@ class dataflow_analysis {
         d.handle = i;
         d.comp = comps_.size() - 1;
         instrs_.push_back(std::move(d));
-        ++total_instructions;
       }
     }
     if constexpr (dense_graph<G>) {
@@ -379,63 +403,67 @@ class dataflow_analysis {
       instr_number_.reserve(instrs_.size());
       for (std::size_t k = 0; k < instrs_.size(); ++k) instr_number_.emplace(instrs_[k].handle, k);
     }
-    auto num = [&](instruction_type i) -> std::optional<std::size_t> {
-      if constexpr (dense_graph<G>) {
-        const std::size_t t = traits::instruction_number(g, i);
-        if (t >= dense_number_.size() || dense_number_[t] == static_cast<std::size_t>(-1)) return std::nullopt;
-        return dense_number_[t];
-      } else {
-        auto it = instr_number_.find(i);
-        if (it == instr_number_.end()) return std::nullopt;
-        return it->second;
-      }
-    };
-    // 2. Structure, shapes and semantics.
+    return {};
+  }
+
+  // Phase 2: roots and parameters of each computation; operands, users, shapes, semantics and
+  // callees of each instruction, each checked against the graph.
+  result<void> read_structure(const G& g) {
     for (std::size_t c = 0; c < comps_.size(); ++c) {
       auto& cd = comps_[c];
-      const auto r = num(traits::root(g, cd.handle));
+      const auto r = number_of(g, traits::root(g, cd.handle));
       if (!r) return bad("root of computation #" + std::to_string(c) + " is not one of its instructions");
       cd.root = *r;
       std::int64_t k = 0;
       for (auto p : traits::parameters(g, cd.handle)) {
-        const auto pn = num(p);
+        const auto pn = number_of(g, p);
         if (!pn) return bad("parameter of computation #" + std::to_string(c) + " is not one of its instructions");
         cd.params.push_back(*pn);
         instrs_[*pn].parameter = k++;
       }
     }
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      auto& d = instrs_[n];
-      for (auto o : traits::operands(g, d.handle)) {
-        const auto on = num(o);
-        if (!on) return bad(describe(n) + " has an operand outside the graph");
-        d.operands.push_back(*on);
-        instrs_[*on].users.push_back(n);
-      }
-      d.sem = traits::semantics(g, d.handle);
-      traits::for_each_subshape(g, d.handle, [&](const shape_index& idx, const subshape_info& info) {
-        d.indices.push_back(idx);
-        d.infos.push_back(info);
-      });
-      if (d.indices.empty() || !d.indices.front().empty()) return bad(describe(n) + " has no root subshape {}");
-      index_children(d);
-      d.defined.assign(d.indices.size(), no_value);
-      d.sets.assign(d.indices.size(), {});
-      for (const auto& f : d.sem.forwards) {
-        if (f.operand >= d.operands.size()) return bad(describe(n) + " forwards an operand it does not have");
-      }
-      for (const auto& ip : d.sem.in_place) {
-        if (ip.operand >= d.operands.size()) return bad(describe(n) + " updates an operand it does not have");
-      }
-      for (const auto& cc : d.sem.calls) {
-        const auto found = comp_index(cc.computation);
-        if (!found) return bad(describe(n) + " calls a computation outside the graph");
-        const std::size_t callee = *found;
-        comps_[callee].callers.push_back({d.handle, cc.binding, cc.first_operand, n});
-        d.callees.push_back(callee);
-      }
+      if (auto r = read_instruction(g, n); !r) return r;
     }
-    // 3. Define values.
+    return {};
+  }
+
+  result<void> read_instruction(const G& g, std::size_t n) {
+    auto& d = instrs_[n];
+    for (auto o : traits::operands(g, d.handle)) {
+      const auto on = number_of(g, o);
+      if (!on) return bad(describe(n) + " has an operand outside the graph");
+      d.operands.push_back(*on);
+      instrs_[*on].users.push_back(n);
+    }
+    d.sem = traits::semantics(g, d.handle);
+    traits::for_each_subshape(g, d.handle, [&](const shape_index& idx, const subshape_info& info) {
+      d.indices.push_back(idx);
+      d.infos.push_back(info);
+    });
+    if (d.indices.empty() || !d.indices.front().empty()) return bad(describe(n) + " has no root subshape {}");
+    index_children(d);
+    d.defined.assign(d.indices.size(), no_value);
+    d.sets.assign(d.indices.size(), {});
+    for (const auto& f : d.sem.forwards) {
+      if (f.operand >= d.operands.size()) return bad(describe(n) + " forwards an operand it does not have");
+    }
+    for (const auto& ip : d.sem.in_place) {
+      if (ip.operand >= d.operands.size()) return bad(describe(n) + " updates an operand it does not have");
+    }
+    for (const auto& cc : d.sem.calls) {
+      const auto found = comp_index(cc.computation);
+      if (!found) return bad(describe(n) + " calls a computation outside the graph");
+      const std::size_t callee = *found;
+      comps_[callee].callers.push_back({d.handle, cc.binding, cc.first_operand, n});
+      d.callees.push_back(callee);
+    }
+    return {};
+  }
+
+  // Phase 3: each subshape an instruction defines itself (not bound from a caller, not the
+  // callee's result, not forwarded) gets a value.
+  void define_values() {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       auto& d = instrs_[n];
       bool bound_param = false;
@@ -470,15 +498,18 @@ class dataflow_analysis {
         d.sets[k].push_back(v);
       }
     }
-    // 4. Propagate to a fixed point (value sets only grow, so this ends). In SSA form, a join
-    // where several values meet becomes a phi and propagation restarts; phis are only ever
-    // added, so this ends too. The fixed point is the least one whatever the visiting order,
-    // so the worklist gives the same sets (and, phis being numbered after it, the same ids)
-    // as sweeping every instruction until nothing changes.
-    // A phi that, once propagation settles, only one other value reaches is removed again (a
-    // loop passing an element through reaches its own phi; XLA's Phi() discounts that input),
-    // and its place takes that value in the next round. Rounds end when no phi is added or
-    // removed; each removal replaces a phi by one value, so they do end.
+  }
+
+  // Phase 4: propagate to a fixed point (value sets only grow, so this ends). In SSA form, a
+  // join where several values meet becomes a phi and propagation restarts; phis are only ever
+  // added, so this ends too. The fixed point is the least one whatever the visiting order, so
+  // the worklist gives the same sets (and, phis being numbered after it, the same ids) as
+  // sweeping every instruction until nothing changes.
+  // A phi that, once propagation settles, only one other value reaches is removed again (a
+  // loop passing an element through reaches its own phi; XLA's Phi() discounts that input),
+  // and its place takes that value in the next round. Rounds end when no phi is added or
+  // removed; each removal replaces a phi by one value, so they do end.
+  result<void> propagate_to_fixed_point() {
     dependents_.assign(instrs_.size(), {});
     visited_.assign(instrs_.size(), 0);
     std::vector<std::uint8_t> removed;  // per value: a phi taken out again
@@ -496,22 +527,29 @@ class dataflow_analysis {
       }
     }
     if (std::find(removed.begin(), removed.end(), std::uint8_t{1}) != removed.end()) renumber_values(removed);
-    if (options_.ssa_form) {
-      for (std::size_t n = 0; n < instrs_.size(); ++n) {
-        auto& d = instrs_[n];
-        for (std::size_t k = 0; k < d.indices.size(); ++k) {
-          const value_id v = d.defined[k];
-          if (v == no_value || !values_[v].is_phi) continue;
-          std::vector<value_id> in;
-          bool changed = false;
-          auto r = gather(n, k, in, changed);
-          if (!r) return r;
-          in.erase(std::remove(in.begin(), in.end(), v), in.end());
-          values_[v].phi_inputs = std::move(in);
-        }
+    return options_.ssa_form ? record_phi_inputs() : result<void>{};
+  }
+
+  // Each phi's inputs: the values that meet at it, itself left out.
+  result<void> record_phi_inputs() {
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      auto& d = instrs_[n];
+      for (std::size_t k = 0; k < d.indices.size(); ++k) {
+        const value_id v = d.defined[k];
+        if (v == no_value || !values_[v].is_phi) continue;
+        std::vector<value_id> in;
+        bool changed = false;
+        auto r = gather(n, k, in, changed);
+        if (!r) return r;
+        in.erase(std::remove(in.begin(), in.end(), v), in.end());
+        values_[v].phi_inputs = std::move(in);
       }
     }
-    // 5. Positions and uses.
+    return {};
+  }
+
+  // Phase 5: every value's positions (its defining one first) and uses.
+  void record_positions_and_uses() {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       const auto& d = instrs_[n];
       for (std::size_t k = 0; k < d.indices.size(); ++k) {
@@ -536,7 +574,6 @@ class dataflow_analysis {
         }
       }
     }
-    return {};
   }
 
   /// Visits every instruction once, then again whenever a set it gathers from has grown.

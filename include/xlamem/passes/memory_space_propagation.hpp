@@ -198,4 +198,14 @@ template <memory_space_graph G>
   return modified;
 }
 
+/// Runs memory-space propagation from one computation's own parameter and root shapes (XLA's
+/// RunOnComputation), building the dataflow analysis it needs.
+/// @returns whether any layout changed, or the analysis' error.
+template <memory_space_graph G>
+[[nodiscard]] result<bool> propagate_memory_spaces_from(G& g, typename graph_traits<G>::computation_type computation) {
+  auto analysis = dataflow_analysis<G>::run(std::as_const(g), dataflow_options{true});
+  if (!analysis) return analysis.error();
+  return propagate_memory_spaces(g, *analysis, computation);
+}
+
 }  // namespace xlamem

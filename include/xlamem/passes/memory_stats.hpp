@@ -54,7 +54,8 @@ struct compiled_memory_stats {
   std::int64_t host_output_size_in_bytes = 0;
   std::int64_t host_alias_size_in_bytes = 0;
   std::int64_t host_temp_size_in_bytes = 0;
-  /// The most device bytes live at one time (filled by buffer assignment; see docs/planning.md).
+  /// The most device bytes in use at one time, as `passes/memory_usage.hpp` defines it (filled
+  /// by buffer assignment and by the memory report; see docs/planning.md).
   std::int64_t peak_memory_in_bytes = 0;
   /// Sum of the device allocation sizes, constants included, thread-local ones not: what
   /// JAX >= 0.11's `memory_analysis()` reports (on 53 of 53 corpus programs that have one; JAX
@@ -89,6 +90,12 @@ struct compiled_memory_stats {
     }
   }
 };
+
+/// The twelve fields by name, for writers that visit fields (the JSON of `io/json.hpp`).
+template <class F>
+void visit_fields(const compiled_memory_stats& s, F&& f) {
+  s.for_each_field(f, true);
+}
 
 /// Argument, output, alias and temp bytes (device and host) and the device total of a range of
 /// allocations (`allocation_flags`, or anything with a `flags()` member returning them), as

@@ -7,14 +7,13 @@
 /// compilations.
 ///
 /// The timeline is plain data, filled from whatever knows the plan (xlamem's own
-/// `buffer_assignment`, or XLA's `*-buffer-assignment.txt` read by `io/buffer_assignment_dump`),
-/// so the same report serves a plan xlamem made and a plan XLA made. Memory at a time is the
-/// bytes in use then: a temporary heap counts the bytes its live buffers cover (bytes two live
-/// buffers share, an operand and the in-place user that overwrites it, count once), any other
-/// allocation its largest live buffer (they take its bytes one after the other); constants,
-/// thread-local and host allocations are kept apart from the device total, as in
-/// `buffer_assignment`'s `peak_memory_in_bytes` (which counts an in-place pair twice at the
-/// step where they meet, so it can be larger).
+/// `buffer_assignment`: `report/plan_timeline.hpp`, or XLA's `*-buffer-assignment.txt`:
+/// `io/dump_report.hpp`), so the same report serves a plan xlamem made and a plan XLA made.
+/// Memory at a time is the bytes in use then, by the one definition of
+/// `passes/memory_usage.hpp` (which `buffer_assignment`'s `peak_memory_in_bytes` also uses): a
+/// temporary heap counts the bytes its live buffers cover (an operand and the in-place user
+/// that overwrites it share bytes and count once), any other allocation its largest live
+/// buffer; constants, thread-local and host allocations are kept apart from the device total.
 ///
 /// Cost: O(buffers log buffers + time) for `usage_over_time` and the rest. Plain values, no
 /// state.
@@ -31,6 +30,9 @@
 #include <tuple>
 #include <utility>
 #include <vector>
+
+#include "xlamem/passes/memory_usage.hpp"
+#include "xlamem/report/op_source.hpp"
 
 namespace xlamem::report {
 
@@ -52,79 +54,6 @@ inline constexpr std::size_t buffer_kind_count = 5;
     case buffer_kind::constant: return "constant";
     default: return "thread-local";
   }
-}
-
-/// Where in the user's program an instruction comes from: XLA's `OpMetadata`.
-struct op_source {
-  std::string op_name;      ///< e.g. "jit(train_step)/jit(main)/dot_general"
-  std::string source_file;  ///< e.g. "/home/me/model.py"
-  std::int64_t source_line = 0;
-  std::int64_t stack_frame_id = -1;  ///< newer JAX: the place is in the module's StackFrames table
-  [[nodiscard]] bool empty() const noexcept { return op_name.empty() && source_file.empty(); }
-  /// "model.py:42" (the file's last component), or "" without a file.
-  [[nodiscard]] std::string location() const {
-    if (source_file.empty()) return {};
-    const auto slash = source_file.find_last_of('/');
-    std::string s = slash == std::string::npos ? source_file : source_file.substr(slash + 1);
-    if (source_line > 0) s += ":" + std::to_string(source_line);
-    return s;
-  }
-  friend bool operator==(const op_source&, const op_source&) = default;
-};
-
-/// The value of `key` in a `{key=value key="quoted" ...}` text (HLO metadata, the entries of
-/// the stack-frame tables), unquoted; empty when absent.
-[[nodiscard]] inline std::string attribute_value(std::string_view text, std::string_view key) {
-  std::size_t i = 0;
-  while (i < text.size()) {
-    while (i < text.size() && (text[i] == ' ' || text[i] == '{' || text[i] == '}' || text[i] == ',')) ++i;
-    const std::size_t key_start = i;
-    while (i < text.size() && text[i] != '=' && text[i] != ' ' && text[i] != '}') ++i;
-    const std::string_view k = text.substr(key_start, i - key_start);
-    if (i >= text.size() || text[i] != '=') continue;
-    ++i;
-    std::string value;
-    if (i < text.size() && text[i] == '"') {
-      ++i;
-      while (i < text.size() && text[i] != '"') {
-        if (text[i] == '\\' && i + 1 < text.size()) ++i;
-        value += text[i++];
-      }
-      if (i < text.size()) ++i;
-    } else {
-      int depth = 0;
-      while (i < text.size() && (depth > 0 || (text[i] != ' ' && text[i] != '}'))) {
-        if (text[i] == '{') ++depth;
-        if (text[i] == '}') --depth;
-        value += text[i++];
-      }
-    }
-    if (k == key) return value;
-  }
-  return {};
-}
-
-/// A nonnegative decimal integer, or -1.
-[[nodiscard]] inline std::int64_t decimal_or_minus_one(std::string_view s) noexcept {
-  if (s.empty() || s.size() > 17) return -1;
-  std::int64_t n = 0;
-  for (const char c : s) {
-    if (c < '0' || c > '9') return -1;
-    n = n * 10 + (c - '0');
-  }
-  return n;
-}
-
-/// Reads the value of an HLO `metadata=` attribute (`{op_name="a" source_file="f.py"
-/// source_line=3 ...}`); unknown keys are skipped, so any XLA version's metadata reads. Text
-/// that is not metadata gives an empty source: a report never fails on it.
-[[nodiscard]] inline op_source parse_op_metadata(std::string_view text) {
-  op_source out;
-  out.op_name = attribute_value(text, "op_name");
-  out.source_file = attribute_value(text, "source_file");
-  out.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(text, "source_line")));
-  out.stack_frame_id = decimal_or_minus_one(attribute_value(text, "stack_frame_id"));
-  return out;
 }
 
 /// One buffer on the timeline (for XLA's dumps, one value).
@@ -176,10 +105,10 @@ struct memory_timeline {
     }
     return nullptr;
   }
-  /// Whether allocation `a` counts toward the device peak (XLA leaves constants,
-  /// thread-local and host allocations out).
+  /// Whether allocation `a` counts toward the device peak (`counts_toward_peak`: XLA leaves
+  /// constants, thread-local and host allocations out).
   [[nodiscard]] bool counts_in_peak(const timeline_allocation& a) const noexcept {
-    return a.kind != buffer_kind::constant && a.kind != buffer_kind::thread_local_ && a.color != host_color;
+    return counts_toward_peak(a.kind == buffer_kind::constant, a.kind == buffer_kind::thread_local_, a.color == host_color);
   }
 };
 
@@ -187,99 +116,9 @@ struct memory_timeline {
 using kind_bytes = std::array<std::int64_t, buffer_kind_count>;
 
 namespace detail {
-
-/// `bytes` in use over the times `[begin, end]`.
-struct usage_piece {
-  std::int64_t begin = 0, end = 0, bytes = 0;
-};
-
-/// The bytes of one allocation in use over time, as pieces of constant use (times of no use
-/// left out), from a sweep over its buffers' starts and ends: O(k log k) for k buffers. A heap
-/// uses the bytes its live buffers cover (a segment tree over the buffers' byte boundaries
-/// counts how many live buffers cover each stretch); another allocation its largest live
-/// buffer. Times are clamped to [0, horizon).
-[[nodiscard]] inline std::vector<usage_piece> allocation_usage(const std::vector<const timeline_buffer*>& buffers,
-                                                               bool is_heap, std::int64_t horizon) {
-  struct event {
-    std::int64_t time;
-    int delta;  // +1 starts, -1 ends
-    const timeline_buffer* buffer;
-  };
-  std::vector<event> events;
-  events.reserve(2 * buffers.size());
-  for (const auto* b : buffers) {
-    if (b->size <= 0) continue;
-    const auto s = std::clamp<std::int64_t>(b->start, 0, horizon - 1);
-    const auto e = std::min(std::max(b->end, b->start), horizon - 1);
-    if (e < s) continue;
-    events.push_back({s, +1, b});
-    events.push_back({e + 1, -1, b});
-  }
-  std::sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
-
-  // The heap's byte boundaries and, per tree node, how many live buffers cover all of its
-  // stretch and how many of its bytes are covered.
-  std::vector<std::int64_t> bounds;
-  if (is_heap) {
-    for (const auto& ev : events) {
-      bounds.push_back(ev.buffer->offset);
-      bounds.push_back(ev.buffer->offset + ev.buffer->size);
-    }
-    std::sort(bounds.begin(), bounds.end());
-    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
-  }
-  const std::size_t stretches = bounds.empty() ? 0 : bounds.size() - 1;
-  std::vector<int> cover(4 * stretches + 4, 0);
-  std::vector<std::int64_t> covered(4 * stretches + 4, 0);
-  auto update = [&](auto&& self, std::size_t node, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to,
-                    int delta) -> void {  // stretches [lo, hi) of `node`; change [from, to)
-    if (to <= lo || hi <= from) return;
-    if (from <= lo && hi <= to) {
-      cover[node] += delta;
-    } else {
-      const std::size_t mid = lo + (hi - lo) / 2;
-      self(self, 2 * node, lo, mid, from, to, delta);
-      self(self, 2 * node + 1, mid, hi, from, to, delta);
-    }
-    if (cover[node] > 0) {
-      covered[node] = bounds[hi] - bounds[lo];
-    } else {
-      covered[node] = hi - lo == 1 ? 0 : covered[2 * node] + covered[2 * node + 1];
-    }
-  };
-  auto stretch_of = [&](std::int64_t byte) {
-    return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), byte) - bounds.begin());
-  };
-  std::multiset<std::int64_t> live_sizes;
-
-  std::vector<usage_piece> out;
-  for (std::size_t i = 0; i < events.size();) {
-    const std::int64_t time = events[i].time;
-    for (; i < events.size() && events[i].time == time; ++i) {
-      const auto* b = events[i].buffer;
-      if (is_heap) {
-        update(update, 1, 0, stretches, stretch_of(b->offset), stretch_of(b->offset + b->size), events[i].delta);
-      } else if (events[i].delta > 0) {
-        live_sizes.insert(b->size);
-      } else {
-        live_sizes.erase(live_sizes.find(b->size));
-      }
-    }
-    const std::int64_t bytes = is_heap ? (stretches > 0 ? covered[1] : 0) : (live_sizes.empty() ? 0 : *live_sizes.rbegin());
-    const std::int64_t until = i < events.size() ? events[i].time - 1 : horizon - 1;
-    if (bytes > 0 && time <= until && time < horizon) out.push_back({time, std::min(until, horizon - 1), bytes});
-  }
-  return out;
-}
-
-}  // namespace detail
-
-/// Device bytes in use at every time 0 .. horizon()-1, by kind (the kind of the allocation;
-/// host allocations are left out). A heap
-/// counts the bytes its live buffers cover (the union of their byte ranges: an operand and
-/// the in-place user that overwrites it share bytes and count once); another allocation the
-/// largest live buffer (they take its bytes one after the other).
-[[nodiscard]] inline std::vector<kind_bytes> usage_over_time(const memory_timeline& t) {
+/// Bytes in use at every time by kind, over the allocations that are not host memory and,
+/// with `counted_only`, count toward the peak.
+[[nodiscard]] inline std::vector<kind_bytes> usage_by_kind(const memory_timeline& t, bool counted_only) {
   const auto horizon = t.horizon();
   std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
   for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
@@ -287,9 +126,9 @@ struct usage_piece {
   std::vector<kind_bytes> out(static_cast<std::size_t>(horizon) + 1, kind_bytes{});
   for (const auto& a : t.allocations) {
     const auto it = by_alloc.find(a.index);
-    if (it == by_alloc.end() || a.color == t.host_color) continue;
+    if (it == by_alloc.end() || a.color == t.host_color || (counted_only && !t.counts_in_peak(a))) continue;
     const auto k = static_cast<std::size_t>(a.kind);
-    for (const auto& piece : detail::allocation_usage(it->second, a.is_heap, horizon)) {
+    for (const auto& piece : allocation_usage(it->second, a.is_heap, horizon)) {
       out[static_cast<std::size_t>(piece.begin)][k] += piece.bytes;
       out[static_cast<std::size_t>(piece.end) + 1][k] -= piece.bytes;
     }
@@ -300,8 +139,17 @@ struct usage_piece {
   out.pop_back();
   return out;
 }
+}  // namespace detail
 
-/// The peak of the device memory: XLA's `peak_memory_in_bytes` and when it happens.
+/// Device bytes in use at every time 0 .. horizon()-1, by kind (the kind of the allocation;
+/// host allocations are left out), by `allocation_usage` (`passes/memory_usage.hpp`): a heap
+/// counts the bytes its live buffers cover, another allocation its largest live buffer.
+[[nodiscard]] inline std::vector<kind_bytes> usage_over_time(const memory_timeline& t) {
+  return detail::usage_by_kind(t, false);
+}
+
+/// The peak of the device memory and when it happens: the one peak of `passes/memory_usage.hpp`
+/// (equal to `buffer_assignment`'s `peak_memory_in_bytes` for the timeline of its plan).
 struct peak_info {
   std::int64_t time = 0;
   std::int64_t bytes = 0;
@@ -311,26 +159,16 @@ struct peak_info {
 
 /// The first time with the most device bytes in use, and the buffers live then.
 [[nodiscard]] inline peak_info find_peak(const memory_timeline& t) {
-  // Per-time totals over the allocations that count, recomputed per allocation so that kinds
-  // which do not count (constants, host) stay out.
-  memory_timeline counted;
-  counted.host_color = t.host_color;
-  counted.schedule = t.schedule;
-  for (const auto& a : t.allocations) {
-    if (t.counts_in_peak(a)) counted.allocations.push_back(a);
-  }
-  counted.buffers = t.buffers;
-  const auto usage = usage_over_time(counted);
-  peak_info p;
+  const auto usage = detail::usage_by_kind(t, true);
+  std::vector<std::int64_t> totals(usage.size(), 0);
   for (std::size_t x = 0; x < usage.size(); ++x) {
-    std::int64_t sum = 0;
-    for (const auto v : usage[x]) sum += v;
-    if (sum > p.bytes) {
-      p.bytes = sum;
-      p.time = static_cast<std::int64_t>(x);
-      p.by_kind = usage[x];
-    }
+    for (const auto v : usage[x]) totals[x] += v;
   }
+  const auto peak = first_peak(totals);
+  peak_info p;
+  p.time = peak.time;
+  p.bytes = peak.bytes;
+  if (p.bytes > 0) p.by_kind = usage[static_cast<std::size_t>(p.time)];
   for (std::size_t i = 0; i < t.buffers.size(); ++i) {
     const auto& b = t.buffers[i];
     const auto* a = t.find_allocation(b.allocation);
@@ -405,7 +243,7 @@ struct fragmentation {
     if (b.allocation == a.index) mine.push_back(&b);
   }
   std::int64_t best = 0;
-  for (const auto& piece : detail::allocation_usage(mine, a.is_heap, t.horizon())) best = std::max(best, piece.bytes);
+  for (const auto& piece : allocation_usage(mine, a.is_heap, t.horizon())) best = std::max(best, piece.bytes);
   return best;
 }
 
@@ -524,128 +362,30 @@ struct stacked_segment {
   return out;
 }
 
-/// One buffer matched between two compilations.
-struct buffer_change {
-  std::string name;         ///< in the second program (the first when it vanished)
-  std::string shape_before, shape_after;
-  std::int64_t size_before = 0, size_after = 0;
-  bool at_peak_before = false, at_peak_after = false;
-  op_source source;         ///< from the second program when it has one, else the first
-  [[nodiscard]] std::int64_t delta() const noexcept { return size_after - size_before; }
-};
-
-/// What changed between two compilations of one program.
-struct timeline_diff {
-  peak_info peak_before, peak_after;
-  kind_bytes bytes_before{}, bytes_after{};     ///< `allocation_bytes`
-  std::vector<buffer_change> changed;           ///< matched buffers whose size or shape changed, largest |delta| first
-  std::vector<buffer_change> added, removed;    ///< unmatched, largest first
-  std::size_t unchanged = 0;                    ///< matched with the same size and shape
-  [[nodiscard]] bool identical() const noexcept {
-    return changed.empty() && added.empty() && removed.empty() && peak_before.bytes == peak_after.bytes &&
-           bytes_before == bytes_after;
-  }
-};
-
-/// Matches the buffers of `a` and `b` and reports the differences. Matching goes from the
-/// strictest key to the loosest, each buffer matched at most once: name + op_name + shape,
-/// then name + op_name (the shape changed), then op_name + source line when the names moved
-/// (XLA renumbers fusions between compilations).
-[[nodiscard]] inline timeline_diff diff_timelines(const memory_timeline& a, const memory_timeline& b) {
-  timeline_diff d;
-  d.peak_before = find_peak(a);
-  d.peak_after = find_peak(b);
-  d.bytes_before = allocation_bytes(a);
-  d.bytes_after = allocation_bytes(b);
-  std::vector<char> at_peak_a(a.buffers.size(), 0), at_peak_b(b.buffers.size(), 0);
-  for (auto i : d.peak_before.live) at_peak_a[i] = 1;
-  for (auto i : d.peak_after.live) at_peak_b[i] = 1;
-  std::vector<char> used_a(a.buffers.size(), 0), used_b(b.buffers.size(), 0);
-  using key_fn = std::string (*)(const timeline_buffer&);
-  const key_fn keys[] = {
-      [](const timeline_buffer& x) { return x.name + '\x1f' + x.source.op_name + '\x1f' + x.shape; },
-      [](const timeline_buffer& x) { return x.name + '\x1f' + x.source.op_name; },
-      [](const timeline_buffer& x) {
-        return x.source.op_name.empty() ? std::string() : x.source.op_name + '\x1f' + x.source.location();
-      },
-  };
-  auto record = [&](std::size_t i, std::size_t j) {
-    used_a[i] = used_b[j] = 1;
-    const auto& x = a.buffers[i];
-    const auto& y = b.buffers[j];
-    if (x.size == y.size && x.shape == y.shape) {
-      ++d.unchanged;
-      return;
-    }
-    d.changed.push_back({y.name, x.shape, y.shape, x.size, y.size, at_peak_a[i] != 0, at_peak_b[j] != 0,
-                         y.source.empty() ? x.source : y.source});
-  };
-  for (const auto key : keys) {
-    std::multimap<std::string, std::size_t> index;
-    for (std::size_t i = 0; i < a.buffers.size(); ++i) {
-      if (used_a[i] == 0) {
-        auto k = key(a.buffers[i]);
-        if (!k.empty()) index.emplace(std::move(k), i);
-      }
-    }
-    for (std::size_t j = 0; j < b.buffers.size(); ++j) {
-      if (used_b[j] != 0) continue;
-      const auto k = key(b.buffers[j]);
-      if (k.empty()) continue;
-      for (auto [lo, hi] = index.equal_range(k); lo != hi; ++lo) {
-        if (used_a[lo->second] == 0) {
-          record(lo->second, j);
-          break;
-        }
-      }
-    }
-  }
-  for (std::size_t i = 0; i < a.buffers.size(); ++i) {
-    if (used_a[i] != 0) continue;
-    const auto& x = a.buffers[i];
-    d.removed.push_back({x.name, x.shape, {}, x.size, 0, at_peak_a[i] != 0, false, x.source});
-  }
-  for (std::size_t j = 0; j < b.buffers.size(); ++j) {
-    if (used_b[j] != 0) continue;
-    const auto& y = b.buffers[j];
-    d.added.push_back({y.name, {}, y.shape, 0, y.size, false, at_peak_b[j] != 0, y.source});
-  }
-  auto by_delta = [](const buffer_change& x, const buffer_change& y) {
-    const auto dx = x.delta() < 0 ? -x.delta() : x.delta();
-    const auto dy = y.delta() < 0 ? -y.delta() : y.delta();
-    return std::tie(dy, x.name) < std::tie(dx, y.name);
-  };
-  std::stable_sort(d.changed.begin(), d.changed.end(), by_delta);
-  std::stable_sort(d.added.begin(), d.added.end(), by_delta);
-  std::stable_sort(d.removed.begin(), d.removed.end(), by_delta);
-  return d;
+/// The fields of a buffer as the report's JSON shows them (`io/json.hpp`); the source only
+/// when there is one.
+template <class F>
+void visit_fields(const timeline_buffer& b, F&& f) {
+  f("name", b.name);
+  f("shape", b.shape);
+  f("size", b.size);
+  f("kind", name_of(b.kind));
+  f("allocation", b.allocation);
+  f("offset", b.offset);
+  f("start", b.start);
+  f("end", b.end);
+  if (!b.source.empty()) f("source", b.source);
 }
 
-/// "1.50 MiB" / "512 B": byte counts for people (binary units, three significant digits).
-[[nodiscard]] inline std::string human_bytes(std::int64_t bytes) {
-  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  const bool negative = bytes < 0;
-  double v = negative ? -static_cast<double>(bytes) : static_cast<double>(bytes);
-  int u = 0;
-  while (v >= 1024.0 && u < 5) {
-    v /= 1024.0;
-    ++u;
-  }
-  std::string s = negative ? "-" : "";
-  if (u == 0) return s + std::to_string(negative ? -bytes : bytes) + " B";
-  // Three significant digits without <cstdio>: hundredths, tenths or units.
-  const int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
-  double scale = decimals == 2 ? 100.0 : decimals == 1 ? 10.0 : 1.0;
-  const auto n = static_cast<std::int64_t>(v * scale + 0.5);
-  const auto whole = n / static_cast<std::int64_t>(scale);
-  const auto frac = n % static_cast<std::int64_t>(scale);
-  s += std::to_string(whole);
-  if (decimals > 0) {
-    std::string f = std::to_string(frac);
-    while (static_cast<int>(f.size()) < decimals) f.insert(f.begin(), '0');
-    s += "." + f;
-  }
-  return s + " " + units[u];
+/// The fields of a heap's fragmentation as the report's JSON shows them.
+template <class F>
+void visit_fields(const fragmentation& x, F&& f) {
+  f("allocation", x.allocation);
+  f("heap_size", x.heap_size);
+  f("live_bytes", x.live_bytes);
+  f("wasted", x.wasted);
+  f("largest_hole", x.largest_hole);
+  f("hole_offset", x.hole_offset);
 }
 
 }  // namespace xlamem::report

@@ -3,7 +3,7 @@
 /// The `memory_timeline` of a plan xlamem made: one timeline buffer per value placed by a
 /// `buffer_assignment` of an HLO module (as XLA's dump lists them), with its live range (an
 /// entry parameter's the whole program) and its source from the defining instruction's
-/// `metadata`. For a plan identical to XLA's (`solver_kind::xla`), the timeline equals the
+/// `metadata`. For a plan identical to XLA's (solver `xla`), the timeline equals the
 /// one read from XLA's own dump (`report/dump_timeline.hpp`) step by step.
 #pragma once
 
@@ -86,16 +86,12 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
     ta.color = al.color();
     ta.is_heap = al.flags().is_preallocated_temp();
     t.allocations.push_back(ta);
-    // One timeline buffer per value, as XLA's dump lists them: its own live range (an entry
-    // parameter's value the whole program) and its place.
+    // One timeline buffer per value, as XLA's dump lists them: the steps it holds its bytes
+    // (`range_in_use`: an entry parameter's value the whole program) and its place.
     for (const auto& x : al.values) {
       if (!la.has_range(x.value)) continue;
-      live_range r = la.range(x.value);
+      const live_range r = a.range_in_use(x.value);
       const auto& d = df.get(x.value).defining;
-      const auto n = df.number(d.instruction);
-      if (al.flags().is_entry_parameter && df.parent_number(n) == la.entry() && df.parameter_number(n) >= 0) {
-        r = {0, la.end_time()};
-      }
       timeline_buffer tb;
       tb.name = la.value_name(m, x.value, !df.get(x.value).is_tuple && d.index.empty());
       tb.shape = traits::shape_string(m, d.instruction, d.index);

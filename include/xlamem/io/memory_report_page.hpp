@@ -1,0 +1,487 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The memory report as pictures: `report_page`, one self-contained HTML page (inline style
+/// and script, no network), and `report_svg`, a static SVG of the same whole-memory view
+/// (through `io/svg.hpp`).
+///
+/// The page: memory over time for the whole program, stacked by allocation (every buffer a
+/// band, coloured by kind) or by kind; the peak marked; hover shows a buffer's name, shape,
+/// size, live range and source; the wheel zooms, dragging pans, a double click resets; the
+/// largest buffers live at the peak in a table (hovering a row highlights its buffer); a
+/// second tab with the temporary heap's offsets over time. With `#selftest` in the address
+/// the page hovers its own largest peak buffer through a synthetic mouse event at that
+/// buffer's place on screen and writes what the tooltip then says into `#selftest` (the
+/// Chromium test, test/page/page_test.py, reads it), together with any script error.
+///
+/// Output size is O(buffers + segments + time steps). Text from the input (names, shapes,
+/// sources) reaches the page only escaped: as JSON inside a script element whose "</" is
+/// written "<\/", and through `textContent` or an escaping function in the script.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "xlamem/io/json.hpp"
+#include "xlamem/io/svg.hpp"
+#include "xlamem/io/text_format.hpp"
+#include "xlamem/report/memory_report.hpp"
+#include "xlamem/report/op_source.hpp"
+
+namespace xlamem {
+
+namespace detail {
+
+inline constexpr const char* page_style = R"CSS(
+body{font:14px/1.4 system-ui,sans-serif;margin:16px;color:#222;background:#fff}
+h1{font-size:20px;margin:0 0 4px}
+.sub{color:#555;margin:0 0 10px}
+.facts span{display:inline-block;margin-right:18px}
+.tabs button{font:inherit;padding:6px 14px;border:1px solid #bbb;background:#f4f4f4;cursor:pointer}
+.tabs button.on{background:#fff;border-bottom-color:#fff;font-weight:600}
+.panel{border:1px solid #bbb;padding:10px;margin-top:-1px}
+.hidden{display:none}
+.controls{margin-bottom:6px}
+.controls label{margin-right:14px}
+svg{background:#fff;user-select:none}
+#tooltip{position:fixed;pointer-events:none;background:#fffff0;border:1px solid #888;padding:6px 8px;
+  font-size:12px;max-width:520px;box-shadow:2px 2px 6px rgba(0,0,0,.2);display:none;z-index:10}
+#tooltip b{font-size:13px}
+table{border-collapse:collapse;margin-top:10px;font-size:13px}
+th,td{border-bottom:1px solid #ddd;padding:3px 8px;text-align:left;vertical-align:top}
+td.num{text-align:right;font-variant-numeric:tabular-nums}
+tr:hover{background:#eef4ff}
+.hl{stroke:#000;stroke-width:1.5px}
+.legend span{display:inline-block;margin-right:12px}
+.legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-2px}
+#selftest{white-space:pre-wrap;font-size:11px;color:#555}
+)CSS";
+
+inline constexpr const char* page_script = R"JS(
+'use strict';
+const errors = [];
+window.addEventListener('error', e => { errors.push(String(e.message)); });
+const consoleError = console.error.bind(console);
+console.error = (...a) => { errors.push(a.join(' ')); consoleError(...a); };
+const D = JSON.parse(document.getElementById('data').textContent);
+const NS = 'http://www.w3.org/2000/svg';
+const HUES = [210, 130, 28, 280, 0];
+const W = 1100, H = 440, L = 84, R = 16, T = 14, B = 36, PW = W - L - R, PH = H - T - B;
+const view = {t0: 0, t1: D.horizon};
+let mode = 'allocation';
+function human(b) {
+  const u = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB']; let v = Math.abs(b), i = 0;
+  while (v >= 1024 && i < 5) { v /= 1024; i++; }
+  const s = i === 0 ? String(v) : v.toFixed(v >= 100 ? 0 : v >= 10 ? 1 : 2);
+  return (b < 0 ? '-' : '') + s + ' ' + u[i];
+}
+function el(name, attrs, parent) {
+  const e = document.createElementNS(NS, name);
+  for (const k in attrs) e.setAttribute(k, attrs[k]);
+  if (parent) parent.appendChild(e);
+  return e;
+}
+function colour(i) {
+  const b = D.buffers[i], h = HUES[b[3]] + ((i * 37) % 24) - 12;
+  return 'hsl(' + h + ',55%,' + (52 + (i * 53) % 26) + '%)';
+}
+function X(t) { return L + (t - view.t0) / (view.t1 - view.t0) * PW; }
+function ticks(max, n) {
+  const raw = max / n; let p = 1;
+  const base = raw >= 1024 ? Math.pow(1024, Math.floor(Math.log(raw) / Math.log(1024))) : 1;
+  p = base; while (p * 10 <= raw) p *= 10;
+  for (const m of [1, 2, 5, 10]) if (p * m >= raw) return p * m;
+  return p * 10;
+}
+function axes(svg, ymax, title) {
+  const Y = b => T + PH - b / ymax * PH;
+  const g = el('g', {'font-size': 11, fill: '#444'}, svg);
+  const ys = ticks(ymax, 6);
+  for (let b = 0; b <= ymax; b += ys) {
+    el('line', {x1: L, x2: L + PW, y1: Y(b), y2: Y(b), stroke: '#e4e4e4'}, g);
+    el('text', {x: L - 6, y: Y(b) + 4, 'text-anchor': 'end'}, g).textContent = human(b);
+  }
+  const ts = Math.max(1, ticks(view.t1 - view.t0, 10));
+  for (let t = Math.ceil(view.t0 / ts) * ts; t <= view.t1; t += ts) {
+    el('text', {x: X(t), y: T + PH + 16, 'text-anchor': 'middle'}, g).textContent = String(t);
+  }
+  el('text', {x: L + PW / 2, y: H - 4, 'text-anchor': 'middle'}, g).textContent = title;
+  el('rect', {x: L, y: T, width: PW, height: PH, fill: 'none', stroke: '#999'}, svg);
+  return Y;
+}
+function clipped(svg, id) {
+  const defs = el('defs', {}, svg), cp = el('clipPath', {id: id}, defs);
+  el('rect', {x: L, y: T, width: PW, height: PH}, cp);
+  return el('g', {'clip-path': 'url(#' + id + ')'}, svg);
+}
+function drawMemory() {
+  const svg = document.getElementById('chart');
+  svg.textContent = '';
+  let ymax = 1;
+  for (const u of D.usage) { let s = 0; for (const v of u) s += v; ymax = Math.max(ymax, s); }
+  ymax = Math.max(ymax, D.peak.bytes) * 1.06;
+  const Y = axes(svg, ymax, 'time (instruction number); wheel: zoom, drag: pan, double click: reset');
+  const g = clipped(svg, 'clip-memory');
+  if (mode === 'allocation') {
+    for (const s of D.segments) {
+      if (s[2] < view.t0 || s[1] > view.t1) continue;
+      const x = X(s[1]), w = Math.max(0.5, X(s[2]) - x);
+      el('rect', {x: x, y: Y(s[3] + s[4]), width: w, height: Math.max(0.5, Y(s[3]) - Y(s[3] + s[4])),
+                  fill: colour(s[0]), 'data-i': s[0], class: 'buf'}, g);
+    }
+  } else {
+    for (let t = Math.max(0, Math.floor(view.t0)); t < Math.min(D.horizon, Math.ceil(view.t1)); t++) {
+      let base = 0;
+      D.usage[t].forEach((v, k) => {
+        if (v <= 0) return;
+        el('rect', {x: X(t), y: Y(base + v), width: Math.max(0.5, X(t + 1) - X(t)), height: Y(base) - Y(base + v),
+                    fill: 'hsl(' + HUES[k] + ',55%,60%)', 'data-kind': k, 'data-t': t, 'data-bytes': v}, g);
+        base += v;
+      });
+    }
+  }
+  const px = X(D.peak.time + 0.5), py = Y(D.peak.bytes);
+  el('line', {x1: px, x2: px, y1: T, y2: T + PH, stroke: '#c0392b', 'stroke-dasharray': '5,4', id: 'peak-line', 'pointer-events': 'none'}, svg);
+  el('line', {x1: L, x2: L + PW, y1: py, y2: py, stroke: '#c0392b', 'stroke-width': 1, 'pointer-events': 'none'}, svg);
+  const lab = el('text', {x: L + PW - 4, y: py - 5, 'text-anchor': 'end', fill: '#c0392b', 'font-size': 12, 'pointer-events': 'none'}, svg);
+  lab.textContent = 'peak ' + human(D.peak.bytes) + ' at time ' + D.peak.time + ' (' + (D.schedule[D.peak.time] || '') + ')';
+}
+function drawHeap() {
+  const svg = document.getElementById('heap');
+  svg.textContent = '';
+  const sel = document.getElementById('heap-select');
+  const h = D.heaps[Number(sel.value || 0)];
+  if (!h) { el('text', {x: L, y: 40}, svg).textContent = 'no temporary heap'; return; }
+  const ymax = Math.max(1, h.size) * 1.06;
+  const Y = axes(svg, ymax, 'time; y: offset in the heap (allocation ' + h.allocation + ', ' + human(h.size) + ')');
+  const g = clipped(svg, 'clip-heap');
+  D.buffers.forEach((b, i) => {
+    if (b[6] !== h.allocation || b[2] <= 0) return;
+    const x = X(b[4]), w = Math.max(0.5, X(b[5] + 1) - x);
+    el('rect', {x: x, y: Y(b[7] + b[2]), width: w, height: Math.max(0.5, Y(b[7]) - Y(b[7] + b[2])), fill: colour(i),
+                stroke: '#333', 'stroke-width': 0.3, 'data-i': i, class: 'buf'}, g);
+  });
+  const ly = Y(h.lower_bound);
+  el('line', {x1: L, x2: L + PW, y1: ly, y2: ly, stroke: '#1f5fbf', 'stroke-dasharray': '6,4', 'pointer-events': 'none'}, svg);
+  el('text', {x: L + PW - 4, y: ly - 4, 'text-anchor': 'end', fill: '#1f5fbf', 'pointer-events': 'none'}, svg).textContent =
+      'lower bound ' + human(h.lower_bound);
+}
+const tip = document.getElementById('tooltip');
+function describe(i) {
+  const b = D.buffers[i];
+  const at = t => (D.schedule[t] ? ' (' + D.schedule[t] + ')' : '');
+  let s = '<b>' + esc(b[0]) + '</b><br>shape ' + esc(b[1]) + '<br>size ' + human(b[2]) + ' (' + b[2] + ' B), ' +
+          D.kinds[b[3]] + '<br>live ' + b[4] + at(b[4]) + ' .. ' + b[5] + at(b[5]) + '<br>allocation ' + b[6] +
+          ', offset ' + b[7];
+  if (b[8]) s += '<br>source ' + esc(b[8]);
+  return s;
+}
+function esc(s) { return String(s).replace(/[&<>"]/g, c => ({'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c])); }
+function hover(e) {
+  const t = e.target;
+  let html = null;
+  if (t.hasAttribute && t.hasAttribute('data-i')) html = describe(Number(t.getAttribute('data-i')));
+  else if (t.hasAttribute && t.hasAttribute('data-kind')) {
+    const k = Number(t.getAttribute('data-kind')), when = Number(t.getAttribute('data-t'));
+    html = '<b>' + D.kinds[k] + '</b><br>' + human(Number(t.getAttribute('data-bytes'))) + ' at time ' + when +
+           (D.schedule[when] ? ' (' + esc(D.schedule[when]) + ')' : '');
+  }
+  if (html === null) { tip.style.display = 'none'; return; }
+  tip.innerHTML = html;
+  tip.style.display = 'block';
+  tip.style.left = Math.min(e.clientX + 14, window.innerWidth - 540) + 'px';
+  tip.style.top = (e.clientY + 14) + 'px';
+}
+function redraw() { drawMemory(); drawHeap(); }
+function zoomable(svg) {
+  svg.addEventListener('mousemove', hover);
+  svg.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
+  svg.addEventListener('wheel', e => {
+    e.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const at = view.t0 + (e.clientX - r.left - L) / PW * (view.t1 - view.t0);
+    const f = e.deltaY < 0 ? 0.8 : 1.25;
+    let t0 = at - (at - view.t0) * f, t1 = at + (view.t1 - at) * f;
+    if (t1 - t0 < 2) return;
+    view.t0 = Math.max(0, t0); view.t1 = Math.min(D.horizon, t1);
+    redraw();
+  }, {passive: false});
+  let drag = null;
+  svg.addEventListener('mousedown', e => { drag = {x: e.clientX, t0: view.t0, t1: view.t1}; });
+  window.addEventListener('mouseup', () => { drag = null; });
+  svg.addEventListener('mousemove', e => {
+    if (!drag || !(e.buttons & 1)) return;
+    const dt = (e.clientX - drag.x) / PW * (drag.t1 - drag.t0);
+    const span = drag.t1 - drag.t0;
+    view.t0 = Math.min(Math.max(0, drag.t0 - dt), D.horizon - span); view.t1 = view.t0 + span;
+    redraw();
+  });
+  svg.addEventListener('dblclick', () => { view.t0 = 0; view.t1 = D.horizon; redraw(); });
+}
+function table() {
+  const tb = document.querySelector('#top tbody');
+  D.top.forEach((i, n) => {
+    const b = D.buffers[i], tr = document.createElement('tr');
+    const cells = [n + 1, human(b[2]), D.kinds[b[3]], b[0], b[1], b[4] + ' .. ' + b[5], b[8]];
+    cells.forEach((c, k) => {
+      const td = document.createElement('td');
+      td.textContent = String(c);
+      if (k < 2) td.className = 'num';
+      tr.appendChild(td);
+    });
+    tr.addEventListener('mouseenter', () => {
+      document.querySelectorAll('[data-i="' + i + '"]').forEach(r => r.classList.add('hl'));
+    });
+    tr.addEventListener('mouseleave', () => { document.querySelectorAll('.hl').forEach(r => r.classList.remove('hl')); });
+    tb.appendChild(tr);
+  });
+}
+function tab(name) {
+  for (const t of ['memory', 'heap']) {
+    document.getElementById('panel-' + t).classList.toggle('hidden', t !== name);
+    document.getElementById('tab-' + t).classList.toggle('on', t === name);
+  }
+}
+function selftest() {
+  // Hover the largest buffer live at the peak where it is on screen, as a person would.
+  const out = {errors: errors, chart_rects: document.querySelectorAll('#chart rect.buf').length,
+               heap_rects: document.querySelectorAll('#heap rect.buf').length,
+               table_rows: document.querySelectorAll('#top tbody tr').length};
+  const heapTab = location.hash.indexOf('heap') >= 0;
+  let i = D.top.length ? D.top[0] : -1;
+  if (heapTab) {  // the largest buffer of the first heap
+    i = -1;
+    const a = D.heaps.length ? D.heaps[0].allocation : null;
+    D.buffers.forEach((b, k) => { if (b[6] === a && b[2] > 0 && (i < 0 || b[2] > D.buffers[i][2])) i = k; });
+  }
+  const rects = Array.from(document.querySelectorAll((heapTab ? '#heap' : '#chart') + ' rect[data-i="' + i + '"]'));
+  let target = null;
+  if (!heapTab) {
+    const px = document.getElementById('peak-line').getBoundingClientRect().left;
+    target = rects.find(r => { const b = r.getBoundingClientRect(); return b.left <= px && px <= b.right; }) || rects[0];
+  } else {
+    target = rects[0];
+  }
+  if (target) {
+    // Where the buffer shows: on the peak line in the memory chart; in the heap, the first
+    // of a few points across its rectangle that the browser's hit test gives to it (a buffer
+    // that overwrites its operand in place covers the operand's last step).
+    const b = target.getBoundingClientRect();
+    const cy = b.top + b.height / 2;
+    let cx = heapTab ? b.left + b.width / 2 : document.getElementById('peak-line').getBoundingClientRect().left;
+    if (heapTab) {
+      for (const f of [0.5, 0.25, 0.1, 0.75, 0.9]) {
+        const h = document.elementFromPoint(b.left + b.width * f, cy);
+        if (h === target) { cx = b.left + b.width * f; break; }
+      }
+    }
+    const hit = document.elementFromPoint(cx, cy);
+    out.hit = hit && hit.getAttribute ? hit.getAttribute('data-i') : null;
+    if (hit) hit.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: cx, clientY: cy}));
+  }
+  out.expected = i >= 0 ? D.buffers[i][0] : null;
+  out.tooltip_visible = tip.style.display === 'block';
+  out.tooltip = tip.textContent;
+  // Zoom with the wheel at the middle of the plot, then pan by dragging to the left.
+  const svg = document.getElementById(heapTab ? 'heap' : 'chart'), r = svg.getBoundingClientRect();
+  const span0 = view.t1 - view.t0, mx = r.left + L + PW / 2, my = r.top + T + PH / 2;
+  svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, clientX: mx, clientY: my, deltaY: -120}));
+  svg.dispatchEvent(new WheelEvent('wheel', {bubbles: true, cancelable: true, clientX: mx, clientY: my, deltaY: -120}));
+  out.zoomed = view.t1 - view.t0 < span0;
+  const t0 = view.t0;
+  svg.dispatchEvent(new MouseEvent('mousedown', {bubbles: true, clientX: mx, clientY: my, buttons: 1}));
+  svg.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: mx - 100, clientY: my, buttons: 1}));
+  window.dispatchEvent(new MouseEvent('mouseup', {bubbles: true, clientX: mx - 100, clientY: my}));
+  out.panned = view.t0 > t0;
+  out.view = [view.t0, view.t1];
+  out.ok = out.errors.length === 0 && out.chart_rects > 0 && out.table_rows > 0 && out.tooltip_visible &&
+           out.expected !== null && out.tooltip.indexOf(out.expected) >= 0 && out.hit === String(i) &&
+           out.zoomed && out.panned;
+  document.getElementById('selftest').textContent = 'SELFTEST ' + JSON.stringify(out);
+}
+function main() {
+  document.getElementById('mode').addEventListener('change', e => { mode = e.target.value; drawMemory(); });
+  document.getElementById('reset').addEventListener('click', () => { view.t0 = 0; view.t1 = D.horizon; redraw(); });
+  document.getElementById('tab-memory').addEventListener('click', () => tab('memory'));
+  document.getElementById('tab-heap').addEventListener('click', () => tab('heap'));
+  const sel = document.getElementById('heap-select');
+  D.heaps.forEach((h, k) => {
+    const o = document.createElement('option');
+    o.value = k; o.textContent = 'allocation ' + h.allocation + ' (memory space ' + h.color + ', ' + human(h.size) + ')';
+    sel.appendChild(o);
+  });
+  sel.addEventListener('change', drawHeap);
+  zoomable(document.getElementById('chart'));
+  zoomable(document.getElementById('heap'));
+  const leg = document.getElementById('legend');
+  D.kinds.forEach((k, n) => {
+    const s = document.createElement('span');
+    s.innerHTML = '<i style="background:hsl(' + HUES[n] + ',55%,60%)"></i>' + k;
+    leg.appendChild(s);
+  });
+  redraw();
+  table();
+  if (location.hash.indexOf('heap') >= 0) tab('heap');
+  if (location.hash.indexOf('selftest') >= 0) selftest();
+}
+try { main(); } catch (e) { errors.push(String(e && e.stack || e)); document.getElementById('selftest').textContent = 'SELFTEST ' + JSON.stringify({ok: false, errors: errors}); }
+)JS";
+
+
+/// The page's data: what its script draws (compact JSON).
+[[nodiscard]] inline std::string page_data(const report::memory_report& r, std::size_t top) {
+  const auto& t = r.timeline;
+  json_writer w;
+  w.begin_object();
+  w.field("module", r.module);
+  w.field("origin", r.description);
+  w.field("file", r.file);
+  w.field("horizon", t.horizon());
+  w.field("schedule", t.schedule);
+  w.key("peak");
+  w.begin_object();
+  w.field("time", r.peak.time);
+  w.field("bytes", r.peak.bytes);
+  w.end_object();
+  w.key("kinds");
+  w.begin_array();
+  for (std::size_t k = 0; k < report::buffer_kind_count; ++k) w.element(report::name_of(static_cast<report::buffer_kind>(k)));
+  w.end_array();
+  w.key("buffers");
+  w.begin_array();
+  for (const auto& b : t.buffers) {
+    w.next();
+    w.begin_array();
+    w.element(b.name);
+    w.element(b.shape);
+    w.element(b.size);
+    w.element(static_cast<int>(b.kind));
+    w.element(b.start);
+    w.element(b.end);
+    w.element(b.allocation);
+    w.element(b.offset);
+    w.element(report::source_text(b.source));
+    w.end_array();
+  }
+  w.end_array();
+  w.key("segments");
+  w.begin_array();
+  for (const auto& s : report::stacked_segments(t)) {
+    w.element(std::vector<std::int64_t>{static_cast<std::int64_t>(s.buffer), s.begin, s.end, s.base, s.bytes});
+  }
+  w.end_array();
+  w.field("usage", report::usage_over_time(t));
+  w.key("heaps");
+  w.begin_array();
+  for (const auto& h : r.heaps) {
+    w.next();
+    w.begin_object();
+    w.field("allocation", h.allocation);
+    w.field("size", h.size);
+    w.field("lower_bound", h.lower_bound);
+    w.field("color", h.color);
+    w.end_object();
+  }
+  w.end_array();
+  w.key("top");
+  w.begin_array();
+  for (std::size_t k = 0; k < r.peak.live.size() && k < top; ++k) w.element(r.peak.live[k]);
+  w.end_array();
+  w.field("live_at_peak", r.peak.live.size());
+  const auto& st = r.stats;
+  w.key("stats");
+  w.begin_object();
+  w.field("argument", st.argument_size_in_bytes);
+  w.field("output", st.output_size_in_bytes);
+  w.field("alias", st.alias_size_in_bytes);
+  w.field("temp", st.temp_size_in_bytes);
+  w.field("total", st.total_allocation_bytes);
+  w.end_object();
+  if (!r.fragmentation_at_peak.empty()) {
+    const auto& f = r.fragmentation_at_peak.front();
+    w.key("fragmentation");
+    w.begin_object();
+    w.field("heap_size", f.heap_size);
+    w.field("wasted", f.wasted);
+    w.field("largest_hole", f.largest_hole);
+    w.end_object();
+  }
+  w.end_object();
+  return w.take();
+}
+
+/// The facts above the chart.
+[[nodiscard]] inline std::string page_facts(const report::memory_report& r) {
+  const auto& st = r.stats;
+  std::string facts = "<span>peak <b>" + svg_escape(bytes_text(r.peak.bytes)) + "</b> at time " +
+                      std::to_string(r.peak.time) + " (" + svg_escape(r.instruction_at(r.peak.time)) +
+                      ")</span><span>argument " + human_bytes(st.argument_size_in_bytes) + "</span><span>output " +
+                      human_bytes(st.output_size_in_bytes) + "</span><span>temp " + human_bytes(st.temp_size_in_bytes) +
+                      "</span><span>all allocations " + human_bytes(st.total_allocation_bytes) + "</span>";
+  if (!r.fragmentation_at_peak.empty()) {
+    const auto& f = r.fragmentation_at_peak.front();
+    facts += "<span>heap unused at the peak " + human_bytes(f.wasted) + ", largest free hole " + human_bytes(f.largest_hole) +
+             "</span>";
+  }
+  return facts;
+}
+
+inline constexpr const char* page_body = R"(<div class="tabs"><button id="tab-memory" class="on">Memory over time</button><button id="tab-heap">Temporary heap</button></div>
+<div class="panel" id="panel-memory">
+<div class="controls"><label>stack <select id="mode"><option value="allocation">by allocation (each buffer)</option><option value="kind">by kind</option></select></label><button id="reset">reset zoom</button> <span class="legend" id="legend"></span></div>
+<svg id="chart" width="1100" height="440" viewBox="0 0 1100 440"></svg>
+<table id="top"><thead><tr><th>#</th><th>size</th><th>kind</th><th>buffer</th><th>shape</th><th>live</th><th>source</th></tr></thead><tbody></tbody></table>
+<p class="sub" id="top-note"></p>
+</div>
+<div class="panel hidden" id="panel-heap">
+<div class="controls"><label>heap <select id="heap-select"></select></label></div>
+<svg id="heap" width="1100" height="440" viewBox="0 0 1100 440"></svg>
+</div>
+<div id="tooltip"></div>
+<pre id="selftest"></pre>
+)";
+
+}  // namespace detail
+
+/// The self-contained interactive page of `r`, its table listing the `top` largest buffers live
+/// at the peak.
+[[nodiscard]] inline std::string report_page(const report::memory_report& r, std::size_t top = 20) {
+  const std::string json = detail::page_data(r, top);
+  // Inside <script>, "</" would end the element: JSON allows "<\/". One pass, not an insert
+  // per match (quadratic on a large page).
+  std::string data;
+  data.reserve(json.size() + json.size() / 64);
+  for (std::size_t k = 0; k < json.size(); ++k) {
+    if (json[k] == '/' && k > 0 && json[k - 1] == '<') data += '\\';
+    data += json[k];
+  }
+  const auto module = detail::svg_escape(r.module);
+  std::string page;
+  page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  page += "<title>xlamem: memory of " + module + "</title>\n<style>" + detail::page_style + "</style></head>\n<body>\n";
+  page += "<h1>Memory of " + module + "</h1>\n<p class=\"sub\">" + detail::svg_escape(r.description) + ", from " +
+          detail::svg_escape(r.file) + "</p>\n<p class=\"facts\">" + detail::page_facts(r) + "</p>\n";
+  page += detail::page_body;
+  page += "<script type=\"application/json\" id=\"data\">" + data + "</script>\n<script>" + detail::page_script + "</script>\n";
+  page += "</body></html>\n";
+  return page;
+}
+
+/// The whole device memory of `r` over time as a static SVG: every buffer stacked by kind and
+/// allocation (`report::stacked_segments`), the peak marked.
+[[nodiscard]] inline std::string report_svg(const report::memory_report& r) {
+  std::vector<layout_rect> rects;
+  const auto& t = r.timeline;
+  for (const auto& s : report::stacked_segments(t)) {
+    const auto& b = t.buffers[s.buffer];
+    rects.push_back({s.begin, s.end, s.base, s.bytes, b.name + " (" + std::string(report::name_of(b.kind)) + ", " + b.shape + ")"});
+  }
+  layout_svg_options o;
+  o.title = r.module + ": all device memory over time, stacked by kind and allocation; peak " + human_bytes(r.peak.bytes) +
+            " at time " + std::to_string(r.peak.time);
+  o.peak = r.peak.bytes;
+  return layout_svg(rects, o);
+}
+
+}  // namespace xlamem

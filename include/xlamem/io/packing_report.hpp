@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// What `solve` (`packing/solvers.hpp`) found, for people and programs: `packing_text` (the
+/// problem's size, the lower bound, XLA's best fit as a baseline, the solver's peak against
+/// both), `packing_result_line` (`peak=... lower_bound=... optimal=... seconds=...`, one line
+/// a script can read), `packing_svg` (the placement drawn) and the JSON fields of a
+/// `packing_report` (`io/json.hpp`'s `json_document`).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "xlamem/io/svg.hpp"
+#include "xlamem/io/text_format.hpp"
+#include "xlamem/packing/heuristics.hpp"
+#include "xlamem/packing/problem.hpp"
+#include "xlamem/packing/solvers.hpp"
+
+namespace xlamem {
+
+/// One solve of one problem, as reported.
+struct packing_report {
+  std::string file;                         ///< how the input is named
+  const packing_problem* problem = nullptr; ///< the problem solved
+  std::string_view solver;                  ///< the solver's name
+  solve_options options;
+  solve_result result;
+};
+
+/// "placed", "infeasible" or "timed_out".
+[[nodiscard]] constexpr std::string_view status_name(search_status s) noexcept {
+  return s == search_status::feasible ? "placed" : s == search_status::infeasible ? "infeasible" : "timed_out";
+}
+
+/// The JSON fields of a report: buffers, solver, status, peak (null when not placed),
+/// lower_bound, optimal, seconds, xla_best_fit_peak (null when not run), nodes, and the
+/// capacity when one was given.
+template <class F>
+void visit_fields(const packing_report& r, F&& f) {
+  const auto& s = r.result;
+  f("file", r.file);
+  f("buffers", r.problem->buffers.size());
+  f("solver", r.solver);
+  f("status", status_name(s.status));
+  f("peak", s.placed() ? std::optional<std::int64_t>(s.peak) : std::nullopt);
+  f("lower_bound", s.lower_bound);
+  f("optimal", s.optimal());
+  f("seconds", s.seconds);
+  f("xla_best_fit_peak", s.xla_best_fit_peak >= 0 ? std::optional<std::int64_t>(s.xla_best_fit_peak) : std::nullopt);
+  f("nodes", s.nodes);
+  if (r.options.capacity >= 0) f("capacity", r.options.capacity);
+}
+
+/// The report for people, one fact a line.
+[[nodiscard]] inline std::string packing_text(const packing_report& r) {
+  const auto& p = *r.problem;
+  const auto& s = r.result;
+  std::int64_t t0 = 0, t1 = 0;
+  for (std::size_t i = 0; i < p.buffers.size(); ++i) {
+    t0 = i == 0 ? p.buffers[i].lower : std::min(t0, p.buffers[i].lower);
+    t1 = i == 0 ? p.buffers[i].upper : std::max(t1, p.buffers[i].upper);
+  }
+  std::string out = r.file + ": " + std::to_string(p.buffers.size()) + " buffers, time [" + std::to_string(t0) + ", " +
+                    std::to_string(t1) + "), " + std::to_string(s.sections) + " sections, " +
+                    std::to_string(s.conflicts) + " conflicts\n";
+  auto line = [&](std::string_view what, const std::string& text) { out += "  " + pad_right(what, 30) + " " + text + "\n"; };
+  line("lower bound (max live bytes)", bytes_text(s.max_live));
+  if (s.xla_best_fit_peak >= 0) {
+    line("XLA best fit (baseline)", bytes_text(s.xla_best_fit_peak) + "  " +
+                                        percent_of(s.xla_best_fit_peak - s.max_live, s.max_live, 1, true) + "% over the bound");
+  } else {
+    line("XLA best fit (baseline)", "skipped: " + std::to_string(s.conflicts) + " conflicting pairs (over " +
+                                        std::to_string(portfolio_fit{}.xla_edge_limit) + "; --solver xla runs it)");
+  }
+  if (r.options.capacity >= 0) line("capacity", bytes_text(r.options.capacity));
+  if (s.placed()) {
+    const std::string versus_xla =
+        s.xla_best_fit_peak > 0
+            ? ", " + percent_of(s.xla_best_fit_peak - s.peak, s.xla_best_fit_peak, 1) + "% below XLA best fit"
+            : std::string();
+    line(std::string(r.solver) + " peak", bytes_text(s.peak) + "  " + percent_of(s.peak - s.max_live, s.max_live, 1, true) +
+                                              "% over the bound" + versus_xla + (s.optimal() ? " (optimal)" : ""));
+  } else if (s.status == search_status::infeasible) {
+    out += "  no placement fits the capacity (proven)\n";
+  } else {
+    out += "  no placement found within the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s)\n";
+  }
+  if (s.nodes != 0) line("search nodes", std::to_string(s.nodes));
+  return out;
+}
+
+/// `peak=<bytes|none> lower_bound=<bytes> optimal=<yes|no> seconds=<s>`.
+[[nodiscard]] inline std::string packing_result_line(const solve_result& s) {
+  return "peak=" + (s.placed() ? std::to_string(s.peak) : std::string("none")) + " lower_bound=" +
+         std::to_string(s.lower_bound) + " optimal=" + (s.optimal() ? "yes" : "no") + " seconds=" + fixed(s.seconds, 3) +
+         "\n";
+}
+
+/// The placement drawn (time on x, offset on y), with the capacity when one was given.
+[[nodiscard]] inline std::string packing_svg(const packing_report& r) {
+  const auto& s = r.result;
+  layout_svg_options o;
+  o.title = r.file + ": " + std::to_string(r.problem->buffers.size()) + " buffers, peak " + std::to_string(s.peak) +
+            " B, lower bound " + std::to_string(s.lower_bound) + " B" + (s.optimal() ? " (optimal)" : "");
+  o.capacity = r.options.capacity;
+  return layout_svg(layout_of(*r.problem, s.placement), o);
+}
+
+}  // namespace xlamem

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Small text formatting shared by the writers of `io/` (the memory report's summary, page and
+/// picture, the packing report, the SVG axes): the one byte formatter (`human_bytes`, and
+/// `bytes_text` with the exact figure), fixed-point numbers, and columns padded by characters.
+/// Standard library only; nothing here prints.
+#pragma once
+
+#include <charconv>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace xlamem {
+
+/// "1.50 MiB" / "512 B": byte counts for people (binary units, three significant digits).
+[[nodiscard]] inline std::string human_bytes(std::int64_t bytes) {
+  static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  const bool negative = bytes < 0;
+  double v = negative ? -static_cast<double>(bytes) : static_cast<double>(bytes);
+  int u = 0;
+  while (v >= 1024.0 && u < 5) {
+    v /= 1024.0;
+    ++u;
+  }
+  std::string s = negative ? "-" : "";
+  if (u == 0) return s + std::to_string(negative ? -bytes : bytes) + " B";
+  // Three significant digits: hundredths, tenths or units.
+  const int decimals = v >= 100 ? 0 : v >= 10 ? 1 : 2;
+  double scale = decimals == 2 ? 100.0 : decimals == 1 ? 10.0 : 1.0;
+  const auto n = static_cast<std::int64_t>(v * scale + 0.5);
+  const auto whole = n / static_cast<std::int64_t>(scale);
+  const auto frac = n % static_cast<std::int64_t>(scale);
+  s += std::to_string(whole);
+  if (decimals > 0) {
+    std::string f = std::to_string(frac);
+    while (static_cast<int>(f.size()) < decimals) f.insert(f.begin(), '0');
+    s += "." + f;
+  }
+  return s + " " + units[u];
+}
+
+/// A byte count for people with the exact figure: "2.06 MiB (2157968 B)", or "512 B".
+[[nodiscard]] inline std::string bytes_text(std::int64_t bytes) {
+  if (bytes < 1024) return std::to_string(bytes) + " B";
+  return human_bytes(bytes) + " (" + std::to_string(bytes) + " B)";
+}
+
+/// `v` with `decimals` digits after the point, as printf's "%.Nf" (with `plus`: "%+.Nf").
+[[nodiscard]] inline std::string fixed(double v, int decimals, bool plus = false) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed, decimals);
+  std::string s(buf, r.ec == std::errc() ? r.ptr : buf);
+  if (plus && !s.empty() && s.front() != '-') s.insert(s.begin(), '+');
+  return s;
+}
+
+/// 100 x part / whole with `decimals` digits ("12.5"), 0 for an empty whole.
+[[nodiscard]] inline std::string percent_of(std::int64_t part, std::int64_t whole, int decimals, bool plus = false) {
+  return fixed(whole != 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0, decimals, plus);
+}
+
+/// Characters of UTF-8 text (continuation bytes do not count).
+[[nodiscard]] inline std::size_t text_width(std::string_view s) noexcept {
+  std::size_t n = 0;
+  for (const char c : s) n += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+/// `s` padded with spaces on the right to `width` characters.
+[[nodiscard]] inline std::string pad_right(std::string_view s, std::size_t width) {
+  std::string out(s);
+  const auto w = text_width(s);
+  if (w < width) out.append(width - w, ' ');
+  return out;
+}
+
+/// `s` padded with spaces on the left to `width` characters.
+[[nodiscard]] inline std::string pad_left(std::string_view s, std::size_t width) {
+  const auto w = text_width(s);
+  return (w < width ? std::string(width - w, ' ') : std::string()) + std::string(s);
+}
+
+/// `s` cut to `n` bytes with "..." when longer.
+[[nodiscard]] inline std::string clip(std::string_view s, std::size_t n) {
+  return s.size() <= n ? std::string(s) : std::string(s.substr(0, n - 3)) + "...";
+}
+
+/// `s` without trailing spaces.
+[[nodiscard]] inline std::string trim_right(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+}  // namespace xlamem

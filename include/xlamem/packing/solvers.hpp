@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// The named packing solvers, in one table (`packing_solvers`), and `solve`: the front door
+/// of packing for every front end. The command line's `--solver` parser and its help, the
+/// planner's temporary-heap packer (`buffer_assignment_options::solver`) and the Python
+/// package all read the table, so adding a solver is one row: a name, older spellings, one
+/// line of help, its family and the function that runs it (LLVM's `PassRegistry.def` is the
+/// model: one table in the library, none in the tools).
+///
+/// `solve(problem, solver, options)` validates the problem once, builds its interval graph
+/// once, runs the solver, checks the placement and reports the status (placed, proven
+/// infeasible under a capacity, or out of time), the peak, the best proven lower bound, the
+/// search nodes and the seconds spent. It prints nothing.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "xlamem/error.hpp"
+#include "xlamem/packing/heuristics.hpp"
+#include "xlamem/packing/interval_graph.hpp"
+#include "xlamem/packing/problem.hpp"
+#include "xlamem/packing/search.hpp"
+#include "xlamem/packing/xla_best_fit.hpp"
+
+namespace xlamem {
+
+/// How a solver works; it decides how `solve` reports it and how the planner uses it for a
+/// temporary heap.
+enum class solver_family : std::uint8_t {
+  xla,        ///< XLA's heap simulator (best fit): the planner places a heap exactly as XLA does
+  heuristic,  ///< one greedy pass: no proof, no time limit
+  search,     ///< anytime exact search within a time limit: proves bounds and infeasibility
+};
+
+/// Options of `solve`.
+struct solve_options {
+  std::int64_t capacity = -1;        ///< >= 0: decide whether everything fits under it; < 0: minimise the peak
+  double time_limit_seconds = 10.0;  ///< for the search family (<= 0: no limit)
+  std::uint64_t seed = 0;            ///< varies the search's branching orders
+  bool xla_baseline = true;          ///< also place with XLA's best fit, as a baseline figure
+};
+
+/// What one run of a solver found, before `solve` checks and completes it.
+struct solver_outcome {
+  search_status status = search_status::feasible;  ///< feasible: `solution` is a placement
+  placement solution;
+  std::int64_t lower_bound = 0;  ///< a proven lower bound on the optimal peak (0: none of its own)
+  std::uint64_t nodes = 0;       ///< search nodes visited
+};
+
+/// A solver's entry point: the problem (validated), its interval graph and the options.
+using solver_function = result<solver_outcome> (*)(const packing_problem&, const interval_graph&, const solve_options&);
+
+/// One row of the solver table.
+struct named_solver {
+  std::string_view name;
+  std::string_view aliases;  ///< older spellings still accepted, comma-separated
+  std::string_view help;     ///< one line for `--help`
+  solver_family family = solver_family::heuristic;
+  solver_function run = nullptr;
+};
+
+namespace detail {
+
+/// A `packing_heuristic` as a solver: one pass, always a placement.
+template <packing_heuristic H>
+result<solver_outcome> run_heuristic(const packing_problem& p, const interval_graph& g, const solve_options&) {
+  return solver_outcome{search_status::feasible, H{}.place(p, g), 0, 0};
+}
+
+/// The anytime search: a decision under a capacity (`pack_within`), else the minimisation
+/// of the peak (`minimize_peak`).
+inline result<solver_outcome> run_search(const packing_problem& p, const interval_graph& g, const solve_options& o) {
+  if (o.capacity >= 0) {
+    search_options so;
+    so.capacity = o.capacity;
+    so.time_limit_seconds = o.time_limit_seconds;
+    so.seed = o.seed;
+    auto r = pack_within(p, g, so);
+    return solver_outcome{r.status, std::move(r.solution), 0, r.nodes};
+  }
+  minimize_options mo;
+  mo.time_limit_seconds = o.time_limit_seconds;
+  mo.seed = o.seed;
+  auto r = minimize_peak(p, g, mo);
+  return solver_outcome{r.status, std::move(r.solution), r.lower_bound, r.nodes};
+}
+
+}  // namespace detail
+
+/// The solvers, the default first. Adding one is one row here.
+inline constexpr std::array<named_solver, 5> packing_solvers{{
+    {"search", "auto,best", "exact/anytime search within the time limit (the default)", solver_family::search,
+     &detail::run_search},
+    {"heuristic", "portfolio", "the best of the fast heuristics", solver_family::heuristic,
+     &detail::run_heuristic<portfolio_fit>},
+    {"xla", "xla-best-fit", "XLA's best fit (its heap simulator's default)", solver_family::xla,
+     &detail::run_heuristic<xla_best_fit>},
+    {"first-fit", "", "first fit, largest buffer first", solver_family::heuristic, &detail::run_heuristic<first_fit>},
+    {"skyline", "", "skyline fit", solver_family::heuristic, &detail::run_heuristic<skyline_fit>},
+}};
+
+/// A solver table: `packing_solvers`, or a table of one's own (`with_solver`).
+using solver_table = std::span<const named_solver>;
+
+/// `table` with `row` added at the end: a front end's (or a test's) own solver, in one row.
+template <std::size_t N>
+[[nodiscard]] constexpr std::array<named_solver, N + 1> with_solver(const std::array<named_solver, N>& table,
+                                                                    const named_solver& row) {
+  std::array<named_solver, N + 1> out{};
+  std::copy(table.begin(), table.end(), out.begin());
+  out[N] = row;
+  return out;
+}
+
+/// The solver named `name` (its name or one of its aliases) in `table`, or null.
+[[nodiscard]] constexpr const named_solver* find_solver(std::string_view name,
+                                                        solver_table table = packing_solvers) noexcept {
+  for (const auto& s : table) {
+    if (s.name == name) return &s;
+    std::string_view rest = s.aliases;
+    while (!rest.empty()) {
+      const auto comma = rest.find(',');
+      if (rest.substr(0, comma) == name) return &s;
+      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    }
+  }
+  return nullptr;
+}
+
+/// The names of `table`: "search, heuristic, xla, first-fit or skyline".
+[[nodiscard]] inline std::string solver_names(solver_table table = packing_solvers) {
+  std::string names;
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    names += i == 0 ? "" : i + 1 == table.size() ? " or " : ", ";
+    names += table[i].name;
+  }
+  return names;
+}
+
+/// The solver named `name` in `table`, or `errc::invalid_argument` listing the names.
+[[nodiscard]] inline result<named_solver> parse_solver(std::string_view name, solver_table table = packing_solvers) {
+  if (const auto* s = find_solver(name, table)) return *s;
+  return make_error(errc::invalid_argument,
+                    "unknown solver '" + std::string(name) + "' (expected " + solver_names(table) + ")");
+}
+
+/// Every solver with its help and aliases: "search (exact/anytime ...); heuristic (the best of
+/// the fast heuristics; also portfolio); ...".
+[[nodiscard]] inline std::string solvers_help(solver_table table = packing_solvers) {
+  std::string s;
+  for (const auto& e : table) {
+    if (!s.empty()) s += "; ";
+    s += std::string(e.name) + " (" + std::string(e.help);
+    if (!e.aliases.empty()) s += "; also " + std::string(e.aliases);
+    s += ")";
+  }
+  return s;
+}
+
+/// What `solve` found.
+struct solve_result {
+  search_status status = search_status::timed_out;  ///< feasible: placed; infeasible: proven under the capacity
+  xlamem::placement placement;                       ///< valid when placed
+  std::int64_t peak = 0;                             ///< of `placement` (0 when not placed)
+  std::int64_t lower_bound = 0;                      ///< best proven bound on the optimal peak (at most `peak`)
+  std::int64_t max_live = 0;                         ///< the simple bound: most bytes live at one time (`lower_bound(p)`)
+  std::int64_t xla_best_fit_peak = -1;               ///< XLA's best fit as a baseline; -1: not run
+  std::uint64_t nodes = 0;                           ///< search nodes visited
+  double seconds = 0.0;                              ///< wall-clock time of the whole solve
+  std::size_t sections = 0;                          ///< of the interval graph
+  std::size_t conflicts = 0;                         ///< conflicting buffer pairs
+
+  [[nodiscard]] bool placed() const noexcept { return status == search_status::feasible; }
+  [[nodiscard]] bool optimal() const noexcept { return placed() && peak == lower_bound; }
+};
+
+/// Packs `p` with `solver`. XLA's best fit runs as a baseline (`o.xla_baseline`) unless the
+/// problem has more conflicting pairs than the heuristic portfolio gives it
+/// (`portfolio_fit::xla_edge_limit`) and `solver` is not XLA's own. A heuristic's placement
+/// above `o.capacity` is `infeasible` when even the lower bound is above it, else
+/// `timed_out`. @returns the problem's validation error, or `errc::internal` when the solver
+/// returns an invalid placement.
+[[nodiscard]] inline result<solve_result> solve(const packing_problem& p, const named_solver& solver,
+                                                const solve_options& o = {}) {
+  const auto start = std::chrono::steady_clock::now();
+  if (auto ok = validate_problem(p); !ok) return ok.error();
+  if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
+  const interval_graph g(p);
+  solve_result out;
+  out.sections = g.section_count();
+  out.conflicts = g.edge_count();
+  out.max_live = lower_bound(p);
+  const bool is_xla = solver.family == solver_family::xla;
+  // XLA's best fit costs time in the number of conflicting pairs: on compiler traces far above
+  // the portfolio's limit it would dominate the solve, so it is left out there.
+  if (o.xla_baseline && !is_xla && g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
+    out.xla_best_fit_peak = peak_of(p, xla_best_fit{}.place(p, g));
+  }
+  auto run = solver.run(p, g, o);
+  if (!run) return run.error();
+  if (is_xla && o.xla_baseline) out.xla_best_fit_peak = peak_of(p, run->solution);
+  out.status = run->status;
+  out.nodes = run->nodes;
+  out.lower_bound = std::max(out.max_live, run->lower_bound);
+  if (out.status == search_status::feasible && o.capacity >= 0 && peak_of(p, run->solution) > o.capacity) {
+    out.status = out.max_live > o.capacity ? search_status::infeasible : search_status::timed_out;
+  }
+  if (out.placed()) {
+    if (auto ok = validate(p, run->solution); !ok) {
+      return make_error(errc::internal, "solver '" + std::string(solver.name) + "' returned an invalid placement: " +
+                                            ok.error().message());
+    }
+    out.placement = std::move(run->solution);
+    out.peak = peak_of(p, out.placement);
+    out.lower_bound = std::min(out.lower_bound, out.peak);
+  }
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+/// Packs `p` with the solver named `solver` in `table`. @returns also the unknown-name error of
+/// `parse_solver`.
+[[nodiscard]] inline result<solve_result> solve(const packing_problem& p, std::string_view solver,
+                                                const solve_options& o = {}, solver_table table = packing_solvers) {
+  auto s = parse_solver(solver, table);
+  if (!s) return s.error();
+  return solve(p, *s, o);
+}
+
+}  // namespace xlamem

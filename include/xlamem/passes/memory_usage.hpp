@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Memory in use over time, and the peak: the one definition that buffer assignment's
+/// `peak_memory_in_bytes` and the memory report (`report/memory_report.hpp`) both compute.
+///
+/// Memory in use at a time step is the sum over the allocations that count of the bytes each
+/// uses then:
+/// - a temporary heap (`is_preallocated_temp`) uses the bytes its live values cover: the union
+///   of their byte ranges, so an operand and the in-place user that overwrites it, which share
+///   bytes, count once;
+/// - any other allocation holds one value at a time and uses its largest live value.
+/// Entry parameters are live the whole program; an emulated output copy (an allocation with no
+/// values) at the last step. Constants, thread-local and host allocations do not count (XLA
+/// leaves them out of a device's memory). The peak is the first step with the most bytes.
+///
+/// How it relates to XLA's `CompiledMemoryStats::peak_memory_in_bytes`: XLA:GPU computes it the
+/// same way in spirit (`ComputePeakMemorySizes`: the largest buffer of every parameter,
+/// constant and live-out allocation, plus a replay of the heap traces; it counts constants,
+/// which are left out here); XLA:CPU reports argument + output - alias + constant bytes, which
+/// leaves the temporary heap out and is not a peak of the run (docs/xla-fidelity.md).
+///
+/// Cost: O(k log k) per allocation of k values (a sweep over starts and ends; a segment tree
+/// over a heap's byte boundaries counts the covered bytes).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <vector>
+
+namespace xlamem {
+
+/// One value of an allocation for the sweep: live over the steps `[start, end]`, at bytes
+/// `[offset, offset + size)` of the allocation.
+struct placed_value {
+  std::int64_t start = 0;
+  std::int64_t end = 0;
+  std::int64_t offset = 0;
+  std::int64_t size = 0;
+};
+
+/// `bytes` in use over the steps `[begin, end]`.
+struct usage_piece {
+  std::int64_t begin = 0, end = 0, bytes = 0;
+};
+
+/// Whether an allocation counts toward the device peak (see the file comment).
+[[nodiscard]] constexpr bool counts_toward_peak(bool is_constant, bool is_thread_local, bool is_host) noexcept {
+  return !is_constant && !is_thread_local && !is_host;
+}
+
+/// The bytes one allocation uses over time, as pieces of constant use (steps of no use left
+/// out). `values` point at anything with `start`, `end`, `offset` and `size` members
+/// (`placed_value`, the report's timeline buffers). Steps are clamped to `[0, horizon)`.
+template <class Value>
+[[nodiscard]] std::vector<usage_piece> allocation_usage(const std::vector<const Value*>& values, bool is_heap,
+                                                        std::int64_t horizon) {
+  struct event {
+    std::int64_t time;
+    int delta;  // +1 starts, -1 ends
+    const Value* value;
+  };
+  std::vector<event> events;
+  events.reserve(2 * values.size());
+  for (const auto* b : values) {
+    if (b->size <= 0) continue;
+    const auto s = std::clamp<std::int64_t>(b->start, 0, horizon - 1);
+    const auto e = std::min(std::max(b->end, b->start), horizon - 1);
+    if (e < s) continue;
+    events.push_back({s, +1, b});
+    events.push_back({e + 1, -1, b});
+  }
+  std::sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
+
+  // The heap's byte boundaries and, per tree node, how many live values cover all of its
+  // stretch and how many of its bytes are covered.
+  std::vector<std::int64_t> bounds;
+  if (is_heap) {
+    for (const auto& ev : events) {
+      bounds.push_back(ev.value->offset);
+      bounds.push_back(ev.value->offset + ev.value->size);
+    }
+    std::sort(bounds.begin(), bounds.end());
+    bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  }
+  const std::size_t stretches = bounds.empty() ? 0 : bounds.size() - 1;
+  std::vector<int> cover(4 * stretches + 4, 0);
+  std::vector<std::int64_t> covered(4 * stretches + 4, 0);
+  auto update = [&](auto&& self, std::size_t node, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to,
+                    int delta) -> void {  // stretches [lo, hi) of `node`; change [from, to)
+    if (to <= lo || hi <= from) return;
+    if (from <= lo && hi <= to) {
+      cover[node] += delta;
+    } else {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      self(self, 2 * node, lo, mid, from, to, delta);
+      self(self, 2 * node + 1, mid, hi, from, to, delta);
+    }
+    if (cover[node] > 0) {
+      covered[node] = bounds[hi] - bounds[lo];
+    } else {
+      covered[node] = hi - lo == 1 ? 0 : covered[2 * node] + covered[2 * node + 1];
+    }
+  };
+  auto stretch_of = [&](std::int64_t byte) {
+    return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), byte) - bounds.begin());
+  };
+  std::multiset<std::int64_t> live_sizes;
+
+  std::vector<usage_piece> out;
+  for (std::size_t i = 0; i < events.size();) {
+    const std::int64_t time = events[i].time;
+    for (; i < events.size() && events[i].time == time; ++i) {
+      const auto* b = events[i].value;
+      if (is_heap) {
+        update(update, 1, 0, stretches, stretch_of(b->offset), stretch_of(b->offset + b->size), events[i].delta);
+      } else if (events[i].delta > 0) {
+        live_sizes.insert(b->size);
+      } else {
+        live_sizes.erase(live_sizes.find(b->size));
+      }
+    }
+    const std::int64_t bytes = is_heap ? (stretches > 0 ? covered[1] : 0) : (live_sizes.empty() ? 0 : *live_sizes.rbegin());
+    const std::int64_t until = i < events.size() ? events[i].time - 1 : horizon - 1;
+    if (bytes > 0 && time <= until && time < horizon) out.push_back({time, std::min(until, horizon - 1), bytes});
+  }
+  return out;
+}
+
+/// Adds `pieces` to the per-step difference array `diff` (size horizon + 1); a running sum of
+/// it then gives the bytes in use at each step.
+inline void add_usage(std::vector<std::int64_t>& diff, const std::vector<usage_piece>& pieces) {
+  for (const auto& piece : pieces) {
+    diff[static_cast<std::size_t>(piece.begin)] += piece.bytes;
+    diff[static_cast<std::size_t>(piece.end) + 1] -= piece.bytes;
+  }
+}
+
+/// The peak of per-step totals: the first step with the most bytes (step 0 and 0 bytes when
+/// nothing is in use).
+struct usage_peak {
+  std::int64_t time = 0;
+  std::int64_t bytes = 0;
+};
+[[nodiscard]] inline usage_peak first_peak(const std::vector<std::int64_t>& totals) noexcept {
+  usage_peak p;
+  for (std::size_t t = 0; t < totals.size(); ++t) {
+    if (totals[t] > p.bytes) {
+      p.bytes = totals[t];
+      p.time = static_cast<std::int64_t>(t);
+    }
+  }
+  return p;
+}
+
+}  // namespace xlamem

@@ -1,0 +1,81 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// How buffer assignment packs a temporary heap: a `temp_packer` is a callable that places a
+/// validated `packing_problem` and returns a valid placement. `named_temp_packer` makes one
+/// of any row of the solver table (`packing/solvers.hpp`), by the row's family:
+///
+/// - `solver_family::xla`: XLA's best fit; buffer assignment then keeps XLA's own placement of
+///   the heap (its colocated best fit, the baseline it always computes).
+/// - `solver_family::heuristic`: the row's placement.
+/// - `solver_family::search`: the better of the heuristic portfolio and XLA's best fit, then,
+///   while that is above the heap's lower bound (`temp_lower_bound`), the row's search within
+///   the time budget, kept when it is strictly better.
+///
+/// Buffer assignment never keeps a placement above XLA's best fit.
+#pragma once
+
+#include <concepts>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "xlamem/error.hpp"
+#include "xlamem/packing/aligned_lower_bound.hpp"
+#include "xlamem/packing/heuristics.hpp"
+#include "xlamem/packing/interval_graph.hpp"
+#include "xlamem/packing/problem.hpp"
+#include "xlamem/packing/solvers.hpp"
+#include "xlamem/packing/xla_best_fit.hpp"
+
+namespace xlamem {
+
+/// A temporary-heap packing policy: `p(problem)` returns a valid placement of a problem that
+/// `validate_problem` accepts, or an error.
+template <class P>
+concept temp_packer = requires(const P& p, const packing_problem& problem) {
+  { p(problem) } -> std::same_as<result<placement>>;
+  { p.name() } -> std::convertible_to<std::string_view>;
+};
+static_assert(temp_packer<xla_best_fit_packer>);  // packing/xla_best_fit.hpp
+
+/// A row of the solver table as a temporary-heap packer (see the file comment).
+struct named_temp_packer {
+  named_solver solver = packing_solvers.front();
+  double time_limit_seconds = 1.0;  ///< the search family's budget per heap (<= 0: heuristics only)
+
+  [[nodiscard]] std::string_view name() const noexcept { return solver.name; }
+  /// Whether buffer assignment keeps XLA's own placement of the heap.
+  [[nodiscard]] bool places_as_xla() const noexcept { return solver.family == solver_family::xla; }
+
+  [[nodiscard]] result<placement> operator()(const packing_problem& p) const {
+    if (auto ok = validate_problem(p); !ok) return ok.error();
+    if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
+    const interval_graph g(p);
+    if (solver.family != solver_family::search) {
+      auto r = solver.run(p, g, solve_options{});
+      if (!r) return r.error();
+      return std::move(r->solution);
+    }
+    placement best = portfolio_fit{}.place(p, g);
+    auto best_peak = peak_of(p, best);
+    placement xla = xla_best_fit{}.place(p, g);
+    if (peak_of(p, xla) < best_peak) {
+      best_peak = peak_of(p, xla);
+      best = std::move(xla);
+    }
+    if (time_limit_seconds > 0 && best_peak > temp_lower_bound(p)) {
+      solve_options o;
+      o.time_limit_seconds = time_limit_seconds;
+      o.xla_baseline = false;
+      auto r = solver.run(p, g, o);
+      if (r && r->status == search_status::feasible && validate(p, r->solution) && peak_of(p, r->solution) < best_peak) {
+        best = std::move(r->solution);
+      }
+    }
+    return best;
+  }
+};
+static_assert(temp_packer<named_temp_packer>);
+
+}  // namespace xlamem

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: Apache-2.0
+/// @file
+/// Where in the user's program an instruction comes from (XLA's `OpMetadata`): `op_source`,
+/// read from an HLO `metadata={...}` attribute or from an instruction's text, and
+/// `source_text`, the one way the report's writers show it ("model.py:42 jit(f)/dot_general").
+/// Reading never fails: text that is not metadata gives an empty source.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+
+namespace xlamem::report {
+
+/// Where in the user's program an instruction comes from: XLA's `OpMetadata`.
+struct op_source {
+  std::string op_name;      ///< e.g. "jit(train_step)/jit(main)/dot_general"
+  std::string source_file;  ///< e.g. "/home/me/model.py"
+  std::int64_t source_line = 0;
+  std::int64_t stack_frame_id = -1;  ///< newer JAX: the place is in the module's StackFrames table
+  [[nodiscard]] bool empty() const noexcept { return op_name.empty() && source_file.empty(); }
+  /// "model.py:42" (the file's last component), or "" without a file.
+  [[nodiscard]] std::string location() const {
+    if (source_file.empty()) return {};
+    const auto slash = source_file.find_last_of('/');
+    std::string s = slash == std::string::npos ? source_file : source_file.substr(slash + 1);
+    if (source_line > 0) s += ":" + std::to_string(source_line);
+    return s;
+  }
+  friend bool operator==(const op_source&, const op_source&) = default;
+};
+
+/// Sources by instruction name (for example from a module's `metadata`).
+using source_table = std::map<std::string, op_source, std::less<>>;
+
+/// The fields the report's JSON shows (`io/json.hpp`).
+template <class F>
+void visit_fields(const op_source& s, F&& f) {
+  f("op_name", s.op_name);
+  f("source_file", s.source_file);
+  f("source_line", s.source_line);
+}
+
+/// The value of `key` in a `{key=value key="quoted" ...}` text (HLO metadata, the entries of
+/// the stack-frame tables), unquoted; empty when absent.
+[[nodiscard]] inline std::string attribute_value(std::string_view text, std::string_view key) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && (text[i] == ' ' || text[i] == '{' || text[i] == '}' || text[i] == ',')) ++i;
+    const std::size_t key_start = i;
+    while (i < text.size() && text[i] != '=' && text[i] != ' ' && text[i] != '}') ++i;
+    const std::string_view k = text.substr(key_start, i - key_start);
+    if (i >= text.size() || text[i] != '=') continue;
+    ++i;
+    std::string value;
+    if (i < text.size() && text[i] == '"') {
+      ++i;
+      while (i < text.size() && text[i] != '"') {
+        if (text[i] == '\\' && i + 1 < text.size()) ++i;
+        value += text[i++];
+      }
+      if (i < text.size()) ++i;
+    } else {
+      int depth = 0;
+      while (i < text.size() && (depth > 0 || (text[i] != ' ' && text[i] != '}'))) {
+        if (text[i] == '{') ++depth;
+        if (text[i] == '}') --depth;
+        value += text[i++];
+      }
+    }
+    if (k == key) return value;
+  }
+  return {};
+}
+
+/// A nonnegative decimal integer, or -1.
+[[nodiscard]] inline std::int64_t decimal_or_minus_one(std::string_view s) noexcept {
+  if (s.empty() || s.size() > 17) return -1;
+  std::int64_t n = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return -1;
+    n = n * 10 + (c - '0');
+  }
+  return n;
+}
+
+/// Reads the value of an HLO `metadata=` attribute (`{op_name="a" source_file="f.py"
+/// source_line=3 ...}`); unknown keys are skipped, so any XLA version's metadata reads. Text
+/// that is not metadata gives an empty source: a report never fails on it.
+[[nodiscard]] inline op_source parse_op_metadata(std::string_view text) {
+  op_source out;
+  out.op_name = attribute_value(text, "op_name");
+  out.source_file = attribute_value(text, "source_file");
+  out.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(text, "source_line")));
+  out.stack_frame_id = decimal_or_minus_one(attribute_value(text, "stack_frame_id"));
+  return out;
+}
+
+/// The `metadata={...}` of one instruction's text, or an empty source.
+[[nodiscard]] inline op_source source_in_instruction_text(std::string_view text) {
+  const auto at = text.find("metadata={");
+  if (at == std::string_view::npos) return {};
+  std::size_t i = at + 9, depth = 0;
+  bool quoted = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quoted) {
+      if (c == '\\') ++i;
+      else if (c == '"') quoted = false;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      break;
+    }
+  }
+  return parse_op_metadata(text.substr(at + 9, i - (at + 9) + 1));
+}
+
+/// An op's source for people: the location ("model.py:42", the file's last component) and the
+/// op_name, of which only the last `op_name_parts` components when that is above 0
+/// ("jit(f)/jit(main)/transpose(jvp(g))/dot_general" with 2: "transpose(jvp(g))/dot_general");
+/// "" for an empty source. Every writer of the report shows sources this way.
+[[nodiscard]] inline std::string source_text(const op_source& s, std::size_t op_name_parts = 0) {
+  if (s.empty()) return "";
+  std::string op = s.op_name;
+  if (op_name_parts > 0) {
+    std::size_t cut = op.size();
+    for (std::size_t parts = 0; parts < op_name_parts && cut != std::string::npos && cut > 0; ++parts) {
+      cut = op.rfind('/', cut - 1);
+    }
+    if (cut != std::string::npos && cut < op.size()) op = op.substr(cut + 1);
+  }
+  const auto loc = s.location();
+  if (loc.empty()) return op;
+  return op.empty() ? loc : loc + " " + op;
+}
+
+}  // namespace xlamem::report

@@ -1,0 +1,85 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of include/xlamem/hlo/module.hpp.
+#include <doctest/doctest.h>
+
+#include "support/gpu_helpers.hpp"
+
+TEST_SUITE("XLA in-place pairs") {
+  using namespace xlamem::test::gpu_helpers;
+
+  TEST_CASE("in-place pairs: collective-permute's in-place form, set-dimension-size and ragged-all-to-all") {
+    const auto m = parse_ok(R"(HloModule ip
+ENTRY e {
+  in = f32[8]{0} parameter(0)
+  out = f32[8]{0} parameter(1)
+  s0 = s32[1]{0} parameter(2)
+  s1 = s32[1]{0} parameter(3)
+  cp = f32[8]{0} collective-permute(in, out, s0, s1), source_target_pairs={{0,1}}, slice_sizes={{4}}
+  n = s32[] parameter(4)
+  sd = f32[<=8]{0} set-dimension-size(in, n), dimensions={0}
+  o = s32[4]{0} parameter(5)
+  ra = f32[8]{0} ragged-all-to-all(in, out, o, o, o, o), replica_groups={{0,1}}
+  ROOT t = (f32[8]{0}, f32[<=8]{0}, f32[8]{0}) tuple(cp, sd, ra)
+})",
+                            hlo::xla_backend::cpu);
+    CHECK(has_pair(hlo::detail::in_place_pairs(m, find(m, "e", "cp")), 1, {}, {}));
+    CHECK(has_pair(hlo::detail::in_place_pairs(m, find(m, "e", "sd")), 0, {}, {}));
+    CHECK(has_pair(hlo::detail::in_place_pairs(m, find(m, "e", "ra")), 1, {}, {}));
+  }
+
+  TEST_CASE("in-place pairs are traced through a fusion's tuples, get-tuple-elements and nested fusions") {
+    const auto m = parse_ok(R"(HloModule nest
+inner {
+  x = f32[8]{0} parameter(0)
+  u = f32[2]{0} parameter(1)
+  i = s32[] parameter(2)
+  ROOT d = f32[8]{0} dynamic-update-slice(x, u, i)
+}
+outer {
+  a = (f32[8]{0}, f32[2]{0}) parameter(0)
+  i = s32[] parameter(1)
+  a0 = f32[8]{0} get-tuple-element(a), index=0
+  a1 = f32[2]{0} get-tuple-element(a), index=1
+  f = f32[8]{0} fusion(a0, a1, i), kind=kLoop, calls=inner
+  n = f32[2]{0} negate(a1)
+  ROOT r = (f32[2]{0}, f32[8]{0}) tuple(n, f)
+}
+ENTRY e {
+  p = (f32[8]{0}, f32[2]{0}) parameter(0)
+  i = s32[] parameter(1)
+  ROOT o = (f32[2]{0}, f32[8]{0}) fusion(p, i), kind=kLoop, calls=outer
+})",
+                            hlo::xla_backend::cpu);
+    const auto pairs = hlo::detail::in_place_pairs(m, find(m, "e", "o"));
+    // Output {1} comes from the nested fusion, which updates its operand 0, which is {0} of
+    // the outer fusion's parameter 0.
+    CHECK(has_pair(pairs, 0, {0}, {1}));
+    CHECK(pairs.size() == 1);
+  }
+}
+
+TEST_SUITE("XLA in-place pairs") {
+  using namespace xlamem::test::gpu_helpers;
+
+  TEST_CASE("in-place pairs: the trace through nested fusions stops at 16 fusions deep") {
+    // level0 updates its parameter in place; level k wraps level k-1. A fusion of level k is
+    // k + 1 fusions deep: a fusion of level 15 (16 deep) still gets its pair, of 16 not, nor the
+    // top one of 40.
+    std::string text = "HloModule deep\nlevel0 {\n  a = f32[8]{0} parameter(0)\n  u = f32[2]{0} parameter(1)\n"
+                       "  i = s32[] parameter(2)\n  ROOT d = f32[8]{0} dynamic-update-slice(a, u, i)\n}\n";
+    for (int k = 1; k <= 40; ++k) {
+      text += "level" + std::to_string(k) + " {\n  a = f32[8]{0} parameter(0)\n  u = f32[2]{0} parameter(1)\n"
+              "  i = s32[] parameter(2)\n  ROOT f = f32[8]{0} fusion(a, u, i), kind=kLoop, calls=level" +
+              std::to_string(k - 1) + "\n}\n";
+    }
+    text += "ENTRY e {\n  p = f32[8]{0} parameter(0)\n  q = f32[2]{0} parameter(1)\n  i = s32[] parameter(2)\n"
+            "  top = f32[8]{0} fusion(p, q, i), kind=kLoop, calls=level40\n"
+            "  deep = f32[8]{0} fusion(p, q, i), kind=kLoop, calls=level15\n"
+            "  deeper = f32[8]{0} fusion(p, q, i), kind=kLoop, calls=level16\n"
+            "  ROOT t = (f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(top, deep, deeper)\n}\n";
+    const auto m = parse_ok(text, hlo::xla_backend::cpu);
+    CHECK(hlo::detail::in_place_pairs(m, find(m, "e", "top")).empty());
+    CHECK(has_pair(hlo::detail::in_place_pairs(m, find(m, "e", "deep")), 0, {}, {}));
+    CHECK(hlo::detail::in_place_pairs(m, find(m, "e", "deeper")).empty());
+  }
+}

@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of include/xlamem/packing/heuristics.hpp.
+#include <doctest/doctest.h>
+
+#include "support/packing_helpers.hpp"
+
+TEST_SUITE("packing/heuristics") {
+  using namespace xlamem::test::packing_helpers;
+
+  TEST_CASE("XLA best fit takes the smallest gap that fits, spatial order first") {
+    packing_problem p;
+    // a and c are placed first (largest); b fits in the 4-byte hole above a... best fit
+    // prefers the smallest hole: [4, 8) rather than on top.
+    p.buffers = {buf("a", 0, 10, 4), buf("hole", 0, 2, 4), buf("c", 0, 10, 8), buf("b", 5, 10, 3)};
+    const auto s = place(p, xla_best_fit{xla_order::spatial});
+    REQUIRE(s.has_value());
+    CHECK(validate(p, *s).has_value());
+    CHECK(s->offsets[2] == 0);  // c: 8 bytes, placed first
+    CHECK(s->offsets[0] == 8);  // a: size 4, duration 10 beats "hole" (4, duration 2)
+    CHECK(s->offsets[1] == 12);
+    CHECK(s->offsets[3] == 12);  // b reuses the space "hole" leaves after time 2
+  }
+
+  TEST_CASE("every heuristic returns valid placements; portfolio is never worse than XLA") {
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 200; ++round) {
+      const auto p = random_problem(rng, 1 + static_cast<int>(rng() % 40), 50, 64, true);
+      const interval_graph g(p);
+      const auto xla = xla_best_fit{}.place(p, g);
+      const auto ff = first_fit{}.place(p, g);
+      const auto sky = skyline_fit{}.place(p, g);
+      const auto port = portfolio_fit{}.place(p, g);
+      CHECK(validate(p, xla).has_value());
+      CHECK(validate(p, ff).has_value());
+      CHECK(validate(p, sky).has_value());
+      CHECK(validate(p, port).has_value());
+      CHECK(peak_of(p, port) <= peak_of(p, xla));
+      CHECK(peak_of(p, port) >= max_live_bytes(p));
+      CHECK(validate(p, xla_best_fit{xla_order::temporal}.place(p, g)).has_value());
+    }
+  }
+
+  TEST_CASE("place() reports malformed problems") {
+    packing_problem p;
+    p.buffers = {buf("x", 3, 1, 4)};
+    const auto r = place(p);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().code() == errc::invalid_argument);
+  }
+}
+
+TEST_SUITE("packing/scale") {
+  using namespace xlamem::test::packing_helpers;
+
+  TEST_CASE("interval structures against brute force: meeting buffers, skyline, radix heap") {
+    std::mt19937_64 rng(181);
+    for (int round = 0; round < 60; ++round) {
+      const int n = 1 + static_cast<int>(rng() % 80);
+      const std::size_t sections = 1 + rng() % 70;
+      std::vector<int> first(static_cast<std::size_t>(n)), last(static_cast<std::size_t>(n));
+      for (std::size_t i = 0; i < first.size(); ++i) {
+        first[i] = static_cast<int>(rng() % sections);
+        last[i] = first[i] + static_cast<int>(rng() % (sections - static_cast<std::size_t>(first[i]) + 1));
+      }
+      detail::placed_index index(first, last, sections);
+      detail::skyline_tree sky(sections);
+      std::vector<std::int64_t> top(first.size(), 0);
+      std::vector<char> in(first.size(), 0);
+      for (std::size_t step = 0; step < first.size(); ++step) {
+        const auto k = static_cast<std::size_t>(rng() % first.size());
+        if (!in[k] && first[k] < last[k]) {
+          in[k] = 1;
+          index.insert(static_cast<int>(k));
+          top[k] = 1 + static_cast<std::int64_t>(rng() % 1000);
+          sky.add(static_cast<std::size_t>(first[k]), static_cast<std::size_t>(last[k]), top[k]);
+        }
+        const int lo = static_cast<int>(rng() % sections);
+        const int hi = lo + static_cast<int>(rng() % (sections - static_cast<std::size_t>(lo) + 1));
+        std::vector<int> got, want;
+        index.for_each_meeting(lo, hi, [&](int j) { got.push_back(j); });
+        std::int64_t highest = 0;
+        for (std::size_t j = 0; j < first.size(); ++j) {
+          if (in[j] && lo < hi && first[j] < hi && lo < last[j]) {
+            want.push_back(static_cast<int>(j));
+            highest = std::max(highest, top[j]);
+          }
+        }
+        std::sort(got.begin(), got.end());
+        CHECK(got == want);  // each once
+        CHECK(sky.highest(static_cast<std::size_t>(lo), static_cast<std::size_t>(hi)) == highest);
+      }
+    }
+  }
+
+  TEST_CASE("level_queue takes (level, rank) entries in order, levels monotone, ranks unique") {
+    std::mt19937_64 rng(42);
+    for (const std::size_t ranks : {std::size_t{1}, std::size_t{63}, std::size_t{64}, std::size_t{5000}, std::size_t{70000}}) {
+      detail::level_queue queue(ranks);
+      std::set<std::pair<std::uint64_t, std::size_t>> mirror;
+      std::vector<char> queued(ranks, 0);
+      // The last top(): every push comes after it (a higher level, or the same and a higher rank).
+      std::pair<std::uint64_t, std::size_t> last{0, 0};
+      bool any_top = false;
+      for (int step = 0; step < 20000; ++step) {
+        const auto rank = static_cast<std::size_t>(rng() % ranks);
+        if (!queued[rank] && (mirror.empty() || rng() % 3 != 0)) {
+          // Often the current level, else any distance up.
+          auto level = last.first + (rng() % 2 == 0 ? 0 : rng() % (std::uint64_t{1} << (rng() % 40)));
+          if (any_top && level == last.first && rank <= last.second) ++level;
+          queue.push(level, rank);
+          mirror.emplace(level, rank);
+          queued[rank] = 1;
+        } else if (!mirror.empty()) {
+          const auto [level, r] = queue.top();
+          REQUIRE(std::pair(level, r) == *mirror.begin());
+          last = {level, r};
+          any_top = true;
+          queue.pop();
+          mirror.erase(mirror.begin());
+          queued[r] = 0;
+          CHECK(queue.has_level(level) == (!mirror.empty() && mirror.begin()->first == level));
+        }
+        CHECK(queue.empty() == mirror.empty());
+      }
+    }
+  }
+
+  TEST_CASE("without the conflict graph, every greedy places exactly as with it (random instances)") {
+    std::mt19937_64 rng(18);
+    for (int round = 0; round < 300; ++round) {
+      auto p = random_problem(rng, 1 + static_cast<int>(rng() % 60), 40 + static_cast<int>(rng() % 60), 64, true);
+      if (round % 3 == 0) p = with_fixed(rng, p);
+      const interval_graph lists(p, conflict_edges::build);
+      const interval_graph g(p);
+      std::vector<int> order(p.buffers.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::shuffle(order.begin(), order.end(), rng);
+      CHECK(detail::place_in_order(p, g, order, fit_rule::best).offsets ==
+            reference_place_in_order(p, lists, order, fit_rule::best).offsets);
+      CHECK(detail::place_in_order(p, g, order, fit_rule::first).offsets ==
+            reference_place_in_order(p, lists, order, fit_rule::first).offsets);
+      const auto sky = detail::skyline_in_order(p, g, order);
+      CHECK(sky.offsets == reference_skyline(p, lists, order).offsets);
+      if (round % 3 != 0) CHECK(validate(p, sky).has_value());  // random fixed offsets may collide
+    }
+  }
+
+  TEST_CASE("real compiler traces: valid placements within 1 % of the lower bound") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto folder = dir / "packing-traces";
+    for (const char* name : {"iopddl_G_1", "iopddl_S_1", "iopddl_Y_1", "iree_mobilebert", "somas_tensors_pangu_2.6B",
+                             "somas_tensors_resnet50", "somas_tensors_tiny_bert"}) {
+      CAPTURE(name);
+      const auto file = read_interval_csv_file((folder / (std::string(name) + ".csv")).string());
+      REQUIRE(file.has_value());
+      const auto& p = file->problem;
+      const interval_graph g(p);
+      const auto s = portfolio_fit{}.place(p, g);
+      REQUIRE(validate(p, s).has_value());
+      CHECK(static_cast<double>(peak_of(p, s)) <= 1.01 * static_cast<double>(lower_bound(p)));
+    }
+  }
+
+  TEST_CASE("the time limit is respected: the search reports that it stopped") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto file = read_interval_csv_file((dir / "minimalloc" / "challenging" / "D.1048576.csv").string());
+    REQUIRE(file.has_value());
+    minimize_options o;
+    o.time_limit_seconds = 0.2;  // D is not closed in 0.2 s (its gap stays open after minutes)
+    const auto r = minimize_peak(file->problem, o);
+    REQUIRE(r.has_value());
+    CHECK(r->status == search_status::feasible);
+    CHECK_FALSE(r->optimal);
+    CHECK(r->stopped_by_time_limit);
+    CHECK(validate(file->problem, r->solution).has_value());
+    search_options so;
+    so.capacity = 990000;  // above max live (986,112), far below anything found
+    so.time_limit_seconds = 0.2;
+    const auto d = pack_within(file->problem, so);
+    REQUIRE(d.has_value());
+    CHECK(d->status == search_status::timed_out);
+  }
+
+  TEST_CASE("the strong lower bound is a lower bound: never above the exhaustively found optimum") {
+    std::mt19937_64 rng(5);
+    for (int round = 0; round < 150; ++round) {
+      const auto p = random_problem(rng, 2 + static_cast<int>(rng() % 6), 12, 9, false);
+      strong_bound_options o;
+      o.time_limit_seconds = 0;  // small instances: every window solved exactly
+      const auto b = strong_lower_bound(p, o);
+      REQUIRE(b.has_value());
+      const auto opt = test::brute_force_optimum(p);
+      CHECK(b->lower_bound <= opt);
+      CHECK(b->lower_bound >= b->max_live);
+      CHECK(b->improved == (b->lower_bound > b->max_live));
+    }
+  }
+}

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of include/xlamem/packing/solvers.hpp: the table of named solvers and `solve`. A toy
+// solver added in one row is found by name and alias, listed in the help, solved with, and
+// packs the temporary heaps of a plan.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "support/packing_helpers.hpp"
+#include "xlamem/align.hpp"
+#include "xlamem/hlo/graph_model.hpp"
+#include "xlamem/hlo/reader.hpp"
+#include "xlamem/packing/solvers.hpp"
+#include "xlamem/passes/buffer_assignment.hpp"
+
+namespace solvers_test {
+
+using namespace xlamem;
+
+/// The toy: every buffer on top of the one before (always valid, never good).
+result<solver_outcome> stack_all(const packing_problem& p, const interval_graph&, const solve_options&) {
+  solver_outcome out;
+  std::int64_t top = 0;
+  for (const auto& b : p.buffers) {
+    const auto offset = b.fixed_offset ? *b.fixed_offset : static_cast<std::int64_t>(align_up(static_cast<std::uint64_t>(top), static_cast<std::uint64_t>(b.alignment)));
+    out.solution.offsets.push_back(offset);
+    top = std::max(top, offset + b.size);
+  }
+  return out;
+}
+
+/// A broken solver: every buffer at offset 0.
+result<solver_outcome> all_at_zero(const packing_problem& p, const interval_graph&, const solve_options&) {
+  solver_outcome out;
+  out.solution.offsets.assign(p.buffers.size(), 0);
+  return out;
+}
+
+// Adding a solver is this one row.
+constexpr auto toy_table = with_solver(packing_solvers, {"stack", "pile", "every buffer on top of the last", solver_family::heuristic, &stack_all});
+
+packing_problem three() {
+  packing_problem p;
+  p.buffers = {{"a", 0, 2, 8, 1, {}}, {"b", 1, 3, 8, 1, {}}, {"c", 2, 4, 8, 1, {}}};
+  return p;
+}
+
+}  // namespace solvers_test
+
+TEST_SUITE("packing/solvers") {
+  using namespace solvers_test;
+
+  TEST_CASE("the table: names, aliases, help, families; the default first") {
+    CHECK(packing_solvers.front().name == "search");
+    CHECK(find_solver("portfolio")->name == "heuristic");
+    CHECK(find_solver("xla-best-fit")->family == solver_family::xla);
+    CHECK(find_solver("auto")->family == solver_family::search);
+    CHECK(find_solver("skyline")->family == solver_family::heuristic);
+    CHECK(find_solver("nope") == nullptr);
+    CHECK(solver_names() == "search, heuristic, xla, first-fit or skyline");
+    auto bad = parse_solver("nope");
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code() == errc::invalid_argument);
+    CHECK(bad.error().message() == "unknown solver 'nope' (expected search, heuristic, xla, first-fit or skyline)");
+    CHECK(solvers_help().find("heuristic (the best of the fast heuristics; also portfolio)") != std::string::npos);
+  }
+
+  TEST_CASE("a toy solver added in one row is found, listed and solved with") {
+    static_assert(toy_table.size() == packing_solvers.size() + 1);
+    static_assert(find_solver("pile", toy_table) == &toy_table.back());
+    CHECK(find_solver("stack") == nullptr);  // the library's table is unchanged
+    CHECK(solver_names(toy_table) == "search, heuristic, xla, first-fit, skyline or stack");
+    CHECK(solvers_help(toy_table).find("stack (every buffer on top of the last; also pile)") != std::string::npos);
+    auto r = solve(three(), "pile", {}, toy_table);
+    REQUIRE(r.has_value());
+    CHECK(r->placed());
+    CHECK(r->peak == 24);         // stacked
+    CHECK(r->max_live == 16);     // two buffers live at a time
+    CHECK(r->lower_bound == 16);
+    CHECK_FALSE(r->optimal());
+    CHECK(r->xla_best_fit_peak == 16);
+    CHECK(r->placement.offsets == std::vector<std::int64_t>{0, 8, 16});
+    // A capacity the toy misses but the bound allows: out of time, not proven infeasible.
+    solve_options o;
+    o.capacity = 20;
+    auto c = solve(three(), "stack", o, toy_table);
+    REQUIRE(c.has_value());
+    CHECK(c->status == search_status::timed_out);
+    o.capacity = 10;
+    CHECK(solve(three(), "stack", o, toy_table)->status == search_status::infeasible);
+  }
+
+  TEST_CASE("the toy packs the temporary heaps of a plan, never above XLA's best fit") {
+    auto m = hlo::parse_module(R"(HloModule m, is_scheduled=true
+ENTRY e {
+  p = f32[64]{0} parameter(0)
+  a = f32[64]{0} exponential(p)
+  b = f32[64]{0} negate(a)
+  c = f32[64]{0} add(a, b)
+  ROOT d = f32[64]{0} sine(c)
+})", "toy.hlo");
+    REQUIRE(m);
+    buffer_assignment_options o;
+    o.solver = *find_solver("stack", toy_table);
+    auto a = buffer_assignment<hlo::module>::run(*m, o);
+    REQUIRE(a);
+    CHECK(a->validate(*m).has_value());
+    REQUIRE(a->heaps().size() == 1);
+    CHECK(a->heaps().front().solver == "stack");
+    o.solver = *find_solver("xla");
+    auto x = buffer_assignment<hlo::module>::run(*m, o);
+    REQUIRE(x);
+    CHECK(a->heaps().front().size <= x->heaps().front().size);
+  }
+
+  TEST_CASE("solve: the search proves optimality and infeasibility; a broken solver is an internal error") {
+    const auto p = xlamem::test::packing_helpers::example12();
+    auto r = solve(p, "search");
+    REQUIRE(r.has_value());
+    CHECK(r->placed());
+    CHECK(r->optimal());
+    CHECK(r->peak == r->lower_bound);
+    CHECK(validate(p, r->placement).has_value());
+    CHECK(r->sections > 0);
+    solve_options o;
+    o.capacity = r->peak - 1;
+    o.time_limit_seconds = 5;
+    auto no = solve(p, "search", o);
+    REQUIRE(no.has_value());
+    CHECK(no->status == search_status::infeasible);
+    CHECK_FALSE(no->placed());
+    CHECK(no->placement.offsets.empty());
+    const named_solver broken{"zero", "", "everything at offset 0", solver_family::heuristic, &all_at_zero};
+    auto bad = solve(three(), broken);
+    REQUIRE_FALSE(bad.has_value());
+    CHECK(bad.error().code() == errc::internal);
+    CHECK(bad.error().message().find("solver 'zero' returned an invalid placement") == 0);
+    packing_problem wrong;
+    wrong.buffers = {{"x", 3, 1, 8, 1, {}}};
+    CHECK_FALSE(solve(wrong, "xla").has_value());
+    CHECK(solve(three(), "nope").error().message().find("unknown solver 'nope'") == 0);
+  }
+}

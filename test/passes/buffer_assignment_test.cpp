@@ -1,0 +1,349 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of include/xlamem/passes/buffer_assignment.hpp.
+#include <doctest/doctest.h>
+
+#include "support/planning_helpers.hpp"
+
+TEST_SUITE("planning/buffer_assignment") {
+  using namespace xlamem::test::planning_helpers;
+
+  TEST_CASE("hand-computed arguments, outputs, aliases, tuple tables and host memory") {
+    const module m = parse(R"(HloModule hand, is_scheduled=true, input_output_alias={ {0}: (1, {}, must-alias) }
+ENTRY %main (a: f32[10], b: f32[20], h: f32[16]) -> (f32[20], f32[10], f32[16]) {
+  %a = f32[10]{0} parameter(0)
+  %b = f32[20]{0} parameter(1)
+  %h = f32[16]{0:S(5)} parameter(2)
+  %n = f32[10]{0} negate(%a)
+  %e = f32[10]{0} exponential(%n)
+  %u = f32[20]{0} add(%b, %b)
+  %g = f32[16]{0:S(5)} negate(%h)
+  ROOT %t = (f32[20]{0}, f32[10]{0}, f32[16]{0:S(5)}) tuple(%u, %e, %g)
+}
+)");
+    const auto a = plan(m);
+    const auto& s = a.stats();
+    CHECK(s.argument_size_in_bytes == 40 + 80);    // a, b
+    CHECK(s.alias_size_in_bytes == 80);            // b is aliased with output {0}
+    CHECK(s.output_size_in_bytes == 80 + 40 + 24); // b/u, e, the 3-element tuple table
+    CHECK(s.host_argument_size_in_bytes == 64);    // h in S(5)
+    CHECK(s.host_output_size_in_bytes == 64);      // g in S(5)
+    CHECK(s.temp_size_in_bytes == 0);              // n reuses e's allocation (elementwise, same size)
+    CHECK(allocation_of(m, a, "u") == allocation_of(m, a, "b"));
+    CHECK(allocation_of(m, a, "n") == allocation_of(m, a, "e"));
+    CHECK(s.device_footprint() == 120 + 144 - 80);
+  }
+
+  TEST_CASE("temporaries: one heap per colour, offsets aligned, exact heap size") {
+    const module m = parse(R"(HloModule temps, is_scheduled=true
+ENTRY %main (a: f32[100]) -> f32[100] {
+  %a = f32[100]{0} parameter(0)
+  %x = f32[100]{0} negate(%a)
+  %y = f32[100]{0} exponential(%a)
+  %c = f32[100]{0} copy(%a)
+  %s = f32[100]{0} add(%x, %y)
+  %z = f32[100]{0} add(%s, %c)
+  ROOT %r = f32[100]{0} reduce-precision(%z), exponent_bits=8, mantissa_bits=23
+}
+)");
+    for (const std::int64_t align : {64, 256}) {
+      CAPTURE(align);
+      buffer_assignment_options o;
+      o.alignment = align;
+      o.reuse_allocations = false;  // every non-output buffer goes to the heap
+      o.solver = *xlamem::find_solver("xla");
+      const auto a = plan(m, o);
+      REQUIRE(a.heaps().size() == 1);
+      const auto& h = a.heaps()[0];
+      CHECK(h.problem.buffers.size() == 5);  // x, y, c, s, z
+      for (auto off : h.solution.offsets) CHECK(off % align == 0);
+      // x, y, c and s live together at time 4 (400 B each, padded to the alignment between):
+      // the alignment-aware lower bound is reached.
+      CHECK(h.size == (align == 64 ? 3 * 448 + 400 : 3 * 512 + 400));
+      CHECK(h.lower_bound == h.size);
+      CHECK(xlamem::lower_bound(h.problem) == 1600);
+      CHECK(a.stats().temp_size_in_bytes == h.size);
+    }
+    buffer_assignment_options bad;
+    bad.alignment = 48;
+    auto r = buffer_assignment<module>::run(m, bad);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message().find("power of two") != std::string::npos);
+  }
+
+  TEST_CASE("a loop fusion shares its operand's buffer only when elementwise on it (XLA's rule)") {
+    // %e's fused parameter reaches the root through elementwise ops only: %e may write over
+    // %x. %b reads its parameter through a bitcast: XLA forbids the sharing, so %y and %b
+    // live in different chunks at the moment %b is computed.
+    const module m = parse(R"(HloModule share, is_scheduled=true
+%elementwise (p: f32[64,64]) -> f32[64,64] {
+  %p = f32[64,64]{1,0} parameter(0)
+  %n = f32[64,64]{1,0} negate(%p)
+  ROOT %m = f32[64,64]{1,0} multiply(%n, %p)
+}
+%through_bitcast (q: f32[64,64]) -> f32[64,64] {
+  %q = f32[64,64]{1,0} parameter(0)
+  %t = f32[4096]{0} bitcast(%q)
+  %u = f32[4096]{0} negate(%t)
+  ROOT %v = f32[64,64]{1,0} bitcast(%u)
+}
+ENTRY %main (a: f32[64,64]) -> f32[64,64] {
+  %a = f32[64,64]{1,0} parameter(0)
+  %x = f32[64,64]{1,0} exponential(%a)
+  %e = f32[64,64]{1,0} fusion(%x), kind=kLoop, calls=%elementwise
+  %y = f32[64,64]{1,0} exponential(%e)
+  %b = f32[64,64]{1,0} fusion(%y), kind=kLoop, calls=%through_bitcast
+  ROOT %r = f32[64,64]{1,0} exponential(%b)
+}
+)");
+    buffer_assignment_options o;
+    o.solver = *xlamem::find_solver("xla");
+    const auto a = plan(m, o);
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
+    CHECK(slice("e").allocation == slice("x").allocation);
+    CHECK(slice("e").offset == slice("x").offset);
+    CHECK_FALSE((slice("b").allocation == slice("y").allocation && slice("b").offset == slice("y").offset));
+  }
+
+  TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule, issue 15 (b))") {
+    // XLA's CanShareOperandBufferWithUser asks ShapeUtil::Equal, layouts included: %t, a
+    // column-major result of row-major %x (LAPACK's results, a transposing fusion), gets its
+    // own bytes; %s, of %t's layout, writes over %t.
+    const module m = parse(R"(HloModule layouts, is_scheduled=true
+ENTRY %main (a: f32[64,64]) -> f32[64,64] {
+  %a = f32[64,64]{1,0} parameter(0)
+  %x = f32[64,64]{1,0} exponential(%a)
+  %t = f32[64,64]{0,1} negate(%x)
+  %s = f32[64,64]{0,1} negate(%t)
+  ROOT %r = f32[64,64]{1,0} copy(%s)
+}
+)");
+    buffer_assignment_options o;
+    o.solver = *xlamem::find_solver("xla");
+    const auto a = plan(m, o);
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
+    CHECK_FALSE((slice("t").allocation == slice("x").allocation && slice("t").offset == slice("x").offset));
+    CHECK(slice("s").allocation == slice("t").allocation);
+    CHECK(slice("s").offset == slice("t").offset);
+  }
+
+  TEST_CASE("a buffer of two values never takes over an operand's chunk (XLA's heap simulator)") {
+    // Temporaries (the heap). %m's buffer also holds %d, the in-place dynamic-update-slice
+    // over it. XLA's heap simulator shares only between buffers of one value each, so %m gets
+    // its own chunk although %x dies where %m is defined, and %n does not take over %d's.
+    const module m = parse(R"(HloModule take_over, is_scheduled=true
+ENTRY %main (a: f32[64], u: f32[8], i: s32[]) -> f32[8] {
+  %a = f32[64]{0} parameter(0)
+  %u = f32[8]{0} parameter(1)
+  %i = s32[] parameter(2)
+  %x = f32[64]{0} exponential(%a)
+  %m = f32[64]{0} negate(%x)
+  %d = f32[64]{0} dynamic-update-slice(%m, %u, %i)
+  %n = f32[64]{0} negate(%d)
+  ROOT %r = f32[8]{0} slice(%n), slice={[0:8]}
+}
+)");
+    buffer_assignment_options o;
+    o.solver = *xlamem::find_solver("xla");
+    const auto a = plan(m, o);
+    auto slice = [&](const char* name) { return entry_slice(a, m, name); };
+    CHECK(slice("d").allocation == slice("m").allocation);
+    CHECK(slice("d").offset == slice("m").offset);
+    CHECK_FALSE((slice("m").allocation == slice("x").allocation && slice("m").offset == slice("x").offset));
+    CHECK_FALSE((slice("n").allocation == slice("d").allocation && slice("n").offset == slice("d").offset));
+  }
+
+  TEST_CASE("a conditional's result is a phi: each branch result ends with its branch") {
+    const module m = parse(R"(HloModule cond, is_scheduled=true
+%first (p0: f32[256]) -> f32[256] {
+  %p0 = f32[256]{0} parameter(0)
+  ROOT %n0 = f32[256]{0} negate(%p0)
+}
+%second (p1: f32[256]) -> f32[256] {
+  %p1 = f32[256]{0} parameter(0)
+  %big = f32[256]{0} exponential(%p1)
+  ROOT %n1 = f32[256]{0} negate(%big)
+}
+ENTRY %main (k: s32[], a: f32[256]) -> f32[256] {
+  %k = s32[] parameter(0)
+  %a = f32[256]{0} parameter(1)
+  %c = f32[256]{0} conditional(%k, %a, %a), branch_computations={%first, %second}
+  ROOT %r = f32[256]{0} exponential(%c)
+}
+)");
+    auto la = live_range_analysis<module>::run(m);
+    REQUIRE(la.has_value());
+    const auto& df = la->dataflow();
+    const auto c = df.unique_value_at(df.number(*m.find_instruction("main", "c")), {});
+    REQUIRE(c.has_value());
+    CHECK(df.get(*c).is_phi);
+    CHECK(df.get(*c).phi_inputs.size() == 2);
+    // Schedule: k a | p0 n0 | p1 big n1 | c r. n0 ends where its branch ends (time 4), so it
+    // no longer overlaps the second branch, whose values may take its place.
+    CHECK(la->range(df.get(*c).phi_inputs[0]) == live_range{3, 4});
+    CHECK(la->range(*c) == live_range{7, 8});
+    CHECK(la->colocation().buffer_of(*c) == la->colocation().buffer_of(df.get(*c).phi_inputs[1]));
+  }
+
+  TEST_CASE("an input_output_alias naming a missing parameter is an error") {
+    const module m = parse(R"(HloModule bad, input_output_alias={ {}: (3, {}, may-alias) }
+ENTRY %main (a: f32[4]) -> f32[4] {
+  %a = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%a)
+}
+)");
+    auto r = buffer_assignment<module>::run(m);
+    REQUIRE_FALSE(r.has_value());
+    CHECK(r.error().message().find("parameter 3") != std::string::npos);
+  }
+
+  TEST_CASE("XLA's buffer_assignment_test modules behave as named") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const auto tests = dir / "hlo" / "xla-tests";
+    auto load = [&](const char* name) { return read(tests / (std::string("buffer_assignment_test.") + name + ".hlo")); };
+
+    SUBCASE("AliasedParamCanBeReused: p0, neg1, neg2 share one allocation") {
+      const module m = load("AliasedParamCanBeReused");
+      const auto a = plan(m);
+      const auto p0 = allocation_of(m, a, "p0");
+      CHECK(allocation_of(m, a, "neg1") == p0);
+      CHECK(allocation_of(m, a, "neg2") == p0);
+      CHECK(a.allocations()[p0].flags().is_parameter_aliased_with_output);
+      CHECK(a.allocations().size() == 1);
+      CHECK(a.stats().alias_size_in_bytes == 400);
+    }
+    SUBCASE("CanUseAllocationDoesNotMixInputOutputColors: the S(1) input/output keeps colour 1") {
+      const module m = load("CanUseAllocationDoesNotMixInputOutputColors");
+      const auto a = plan(m);
+      const auto p0 = allocation_of(m, a, "p0");
+      CHECK(a.allocations()[p0].color() == 1);
+      CHECK(allocation_of(m, a, "neg2") == p0);
+      const auto neg1 = allocation_of(m, a, "neg1");
+      CHECK(neg1 != p0);
+      CHECK(a.allocations()[neg1].color() == 0);
+    }
+    SUBCASE("CanUseAllocationReusesCrossColorTempAllocation: S(0) temps reuse the S(1) temp heap") {
+      const module m = load("CanUseAllocationReusesCrossColorTempAllocation");
+      // Without a compatibility rule, one heap per colour.
+      const auto separate = plan(m);
+      CHECK(separate.allocations()[allocation_of(m, separate, "neg0")].color() == 1);
+      CHECK(separate.allocations()[allocation_of(m, separate, "neg1")].color() == 0);
+      CHECK(separate.heaps().size() == 2);
+      // The reducer's scalars are thread-local.
+      CHECK(separate.allocations()[allocation_of(m, separate, "lhs")].flags().is_thread_local);
+      // With "colour 0 may use colour 1": neg1 (S(0)) lands in the S(1) temp allocation,
+      // which keeps its colour and size, and no colour-0 heap is made.
+      buffer_assignment_options o;
+      o.can_use_allocation = {{0, 1}};
+      const auto a = plan(m, o);
+      const auto neg0 = allocation_of(m, a, "neg0");
+      CHECK(allocation_of(m, a, "neg1") == neg0);
+      CHECK(a.allocations()[neg0].color() == 1);
+      CHECK(a.allocations()[neg0].size() == 8192);
+      CHECK(a.allocations()[neg0].flags().is_preallocated_temp());
+      CHECK(a.heaps().size() == 1);
+      CHECK(a.stats().temp_size_in_bytes == 8192);
+    }
+    SUBCASE("IntermediateValueWithMultiplePositionsCanBeReused: x_intermediate and x_final share") {
+      const module m = load("IntermediateValueWithMultiplePositionsCanBeReused");
+      const auto a = plan(m);
+      CHECK(allocation_of(m, a, "x_intermediate") == allocation_of(m, a, "x_final"));
+    }
+    SUBCASE("AliasedBuffersShouldntCoexistInPeakBuffers: one array buffer at the peak") {
+      const module m = load("AliasedBuffersShouldntCoexistInPeakBuffers");
+      const auto a = plan(m);
+      const auto& la = a.liveness();
+      int arrays_of_the_while = 0;
+      for (auto b : a.peak_buffers()) {
+        bool while_buffer = false;
+        for (auto v : la.colocation().values(b)) {
+          const auto& n = m[a.dataflow().get(v).defining.instruction].name;
+          while_buffer = while_buffer || n == "copy" || n == "add";
+        }
+        arrays_of_the_while += while_buffer ? 1 : 0;
+      }
+      CHECK(arrays_of_the_while <= 1);
+      // copy, the body's add and the while's elements are one buffer.
+      CHECK(allocation_of(m, a, "copy") == allocation_of(m, a, "add"));
+    }
+    SUBCASE("InPlaceBuffer: the parameter and both dynamic-update-slices share one allocation") {
+      const module m = load("InPlaceBuffer");
+      const auto a = plan(m);
+      const auto p = allocation_of(m, a, "state", {1});
+      CHECK(allocation_of(m, a, "dynamic-update-slice.5") == p);
+      CHECK(allocation_of(m, a, "dynamic-update-slice.9") == p);
+      CHECK(a.allocations()[p].flags().is_entry_parameter);
+    }
+    SUBCASE("ConstantBuffersAreNotReused: each constant alone in a constant allocation") {
+      const module m = load("ConstantBuffersAreNotReused");
+      const auto a = plan(m);
+      for (const char* c : {"constant.1.1", "constant.1.2"}) {
+        CAPTURE(c);
+        const auto& al = a.allocations()[allocation_of(m, a, c)];
+        CHECK(al.flags().is_constant);
+        CHECK(al.values.size() == 1);
+      }
+      CHECK(a.stats().temp_size_in_bytes == 0);
+      CHECK(a.stats().total_allocation_bytes >= 8);
+    }
+    SUBCASE("ColocatedBufferWithEntryParameter: the parameter shares with while.0, not with while.1") {
+      const module m = load("ColocatedBufferWithEntryParameter");
+      const auto a = plan(m);
+      const auto& df = a.dataflow();
+      const auto param = *df.value_defined_at(*m.find_instruction("test_module", "param.3"), {});
+      const auto w0 = df.value_set(*m.find_instruction("test_module", "while.0"), {});
+      const auto w1 = df.value_set(*m.find_instruction("test_module", "while.1"), {});
+      REQUIRE(w0.size() == 1);
+      CHECK(a.slice_of(w0[0]) == a.slice_of(param));
+      for (auto v : w1) CHECK(a.slice_of(v)->allocation != a.slice_of(param)->allocation);
+    }
+    SUBCASE("WhileWithDynamicUpdateSliceShare: the DUS inside and the broadcast outside share a slice") {
+      const module m = load("WhileWithDynamicUpdateSliceShare");
+      const auto a = plan(m);
+      const auto& df = a.dataflow();
+      const auto bcast = *df.value_defined_at(*m.find_instruction("entry_computation", "broadcast.6"), {});
+      const auto dus = *df.value_defined_at(*m.find_instruction("while_body", "dynamic-update-slice.9"), {});
+      CHECK(a.slice_of(bcast) == a.slice_of(dus));
+    }
+  }
+
+  TEST_CASE("XLA GetCompiledMemoryStatsCountTupleTable: output 384, peak 388 (copy insertion emulated)") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    const module m = read(dir / "hlo" / "xla-tests" / "se_gpu_pjrt_client_test.GetCompiledMemoryStatsCountTupleTable.hlo");
+    buffer_assignment_options o;
+    o.alignment = 256;
+    const auto a = plan(m, o);
+    CHECK(a.stats().output_size_in_bytes == 384);
+    CHECK(a.stats().peak_memory_in_bytes == 388);
+    CHECK(a.stats().argument_size_in_bytes == 4);
+  }
+
+  TEST_CASE("every real model is planned, validated, and the default never packs above XLA best fit") {
+    XLAMEM_REQUIRE_SHARED_DATA(dir);
+    int planned = 0;
+    for (const auto& entry : fs::directory_iterator(dir / "hlo" / "xla-models")) {
+      if (entry.path().extension() != ".hlo") continue;
+      CAPTURE(entry.path().filename().string());
+      const module m = read(entry.path());
+      buffer_assignment_options xo;
+      xo.solver = *xlamem::find_solver("xla");
+      const auto x = plan(m, xo);
+      const auto d = plan(m);
+      CHECK(d.stats().temp_size_in_bytes <= x.stats().temp_size_in_bytes);
+      CHECK(d.stats().argument_size_in_bytes == x.stats().argument_size_in_bytes);
+      CHECK(d.stats().output_size_in_bytes == x.stats().output_size_in_bytes);
+      for (const auto& h : d.heaps()) CHECK(h.size >= h.lower_bound);
+      // Every entry parameter leaf has its own allocation.
+      std::size_t leaves = 0;
+      for (auto p : m[m.entry].parameters) {
+        xlamem::hlo::for_each_subshape(m[p].shape, [&](const xlamem::shape_index&, const xlamem::hlo::shape& s) {
+          if (!s.is_tuple()) ++leaves;
+        });
+      }
+      std::size_t param_allocs = 0;
+      for (const auto& al : d.allocations()) param_allocs += al.flags().is_entry_parameter && !al.values.empty() ? 1 : 0;
+      CHECK(param_allocs >= leaves);
+      ++planned;
+    }
+    CHECK(planned == 9);
+  }
+}

@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests of include/xlamem/passes/memory_usage.hpp: the one definition of memory in use and of the
+// peak, which buffer assignment and the memory report share.
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "xlamem/passes/memory_usage.hpp"
+
+TEST_SUITE("passes/memory_usage") {
+  using namespace xlamem;
+
+  static std::vector<const placed_value*> pointers(const std::vector<placed_value>& v) {
+    std::vector<const placed_value*> out;
+    for (const auto& x : v) out.push_back(&x);
+    return out;
+  }
+
+  TEST_CASE("a heap uses the bytes its live values cover: an in-place pair counts once") {
+    // An operand [0, 64) live at 0..2 and the user that overwrites it, the same bytes, 2..4; a
+    // neighbour [64, 96) at 1..3.
+    const std::vector<placed_value> v = {{0, 2, 0, 64}, {2, 4, 0, 64}, {1, 3, 64, 32}};
+    const auto pieces = allocation_usage(pointers(v), true, 6);
+    std::vector<std::int64_t> diff(7, 0);
+    add_usage(diff, pieces);
+    std::vector<std::int64_t> total;
+    std::int64_t run = 0;
+    for (std::size_t t = 0; t < 6; ++t) total.push_back(run += diff[t]);
+    CHECK(total == std::vector<std::int64_t>{64, 96, 96, 96, 64, 0});
+    const auto p = first_peak(total);
+    CHECK(p.time == 1);
+    CHECK(p.bytes == 96);
+  }
+
+  TEST_CASE("another allocation uses its largest live value; steps are clamped to the horizon") {
+    const std::vector<placed_value> v = {{0, 1, 0, 16}, {1, 9, 0, 40}, {-5, 0, 0, 8}, {3, 3, 0, 0}};
+    std::vector<std::int64_t> diff(5, 0);
+    add_usage(diff, allocation_usage(pointers(v), false, 4));
+    std::vector<std::int64_t> total;
+    std::int64_t run = 0;
+    for (std::size_t t = 0; t < 4; ++t) total.push_back(run += diff[t]);
+    CHECK(total == std::vector<std::int64_t>{16, 40, 40, 40});
+  }
+
+  TEST_CASE("what counts toward the peak; the first step with the most bytes") {
+    CHECK(counts_toward_peak(false, false, false));
+    CHECK_FALSE(counts_toward_peak(true, false, false));   // constants
+    CHECK_FALSE(counts_toward_peak(false, true, false));   // thread-local
+    CHECK_FALSE(counts_toward_peak(false, false, true));    // host memory
+    CHECK(first_peak({3, 7, 7, 2}).time == 1);
+    CHECK(first_peak({}).bytes == 0);
+    CHECK(first_peak({0, 0}).time == 0);
+  }
+}
