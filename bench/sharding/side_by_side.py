@@ -19,8 +19,10 @@ the first strategy vector it prints that our evaluator accepts, timed when the l
 for xla and xlamem it is the time they report (CP-SAT's first logged solution; xlamem's own
 clock), counted only when their final answer passes our check. Memory: the process tree is
 sampled every 0.5 s (the sum of RSS, and the sum of PSS, which counts the pages the winner's
-forks share once); peak RSS is the larger of that sum and the largest single-process RSS the
-kernel reports at exit (wait4). A run gets the limit plus a grace (max(5 s, 10 %)); then its
+forks share once); peak RSS is the larger of that sum and the sum of each process's VmHWM (its
+peak RSS since exec, /proc/PID/status). Not wait4's ru_maxrss: Linux carries the parent's peak
+RSS through fork and exec into the child's, so every run would show at least this script's
+size. A run gets the limit plus a grace (max(5 s, 10 %)); then its
 process group is terminated and the run counts as over time (its last answer, if any, still
 counts: the table says so).
 
@@ -76,6 +78,7 @@ class TreeMonitor(threading.Thread):
         self.pgid, self.cap = pgid, cap_bytes
         self.peak_rss = self.peak_pss = 0
         self.peak_procs = 0
+        self.hwm = {}  # pid -> the largest VmHWM seen (peak RSS of its address space since exec)
         self.killed_for_memory = False
         self.stop = threading.Event()
 
@@ -102,6 +105,11 @@ class TreeMonitor(threading.Thread):
             try:
                 with open(f"/proc/{pid}/statm") as f:
                     rss += int(f.read().split()[1]) * PAGE
+                with open(f"/proc/{pid}/status") as f:
+                    for line in f:
+                        if line.startswith("VmHWM:"):
+                            self.hwm[pid] = max(self.hwm.get(pid, 0), int(line.split()[1]) * 1024)
+                            break
                 with open(f"/proc/{pid}/smaps_rollup") as f:
                     for line in f:
                         if line.startswith("Pss:"):
@@ -109,7 +117,8 @@ class TreeMonitor(threading.Thread):
                             break
             except (OSError, ValueError, IndexError):
                 continue
-        self.peak_rss, self.peak_pss = max(self.peak_rss, rss), max(self.peak_pss, pss)
+        self.peak_rss = max(self.peak_rss, rss, sum(self.hwm.values()))
+        self.peak_pss = max(self.peak_pss, pss)
         self.peak_procs = max(self.peak_procs, len(pids))
         if self.cap and rss > self.cap and not self.killed_for_memory:
             self.killed_for_memory = True
@@ -118,6 +127,7 @@ class TreeMonitor(threading.Thread):
     def run(self):
         while not self.stop.wait(0.5):
             self.sample()
+        self.sample()  # once more at the end: VmHWM catches a peak between samples
 
 
 def kill_group(pgid, sig):
@@ -184,7 +194,9 @@ def run_child(cmd, cwd, limit, grace, log_dir, name, cap_bytes, interesting=lamb
         "wall_s": round(wall, 3),
         "over_time": over_time,
         "killed_for_memory": monitor.killed_for_memory,
-        "peak_rss_mib": round(max(monitor.peak_rss, usage.ru_maxrss * 1024) / 2**20, 1),
+        # Not wait4's ru_maxrss: Linux carries the parent's peak RSS through fork and exec into it,
+        # so every child would show at least this script's own size.
+        "peak_rss_mib": round(monitor.peak_rss / 2**20, 1),
         "peak_pss_mib": round(monitor.peak_pss / 2**20, 1) if monitor.peak_procs else None,  # None: never sampled
         "max_processes": monitor.peak_procs,
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 2),
@@ -195,12 +207,20 @@ def run_child(cmd, cwd, limit, grace, log_dir, name, cap_bytes, interesting=lamb
 
 
 def last_json(path):
-    """The last line of a file that parses as a JSON object, or None."""
+    """The whole file as one JSON object (xlamem's indented --json), else the last line that
+    parses as one, or None."""
     try:
         with open(path, "rb") as f:
-            lines = f.read().decode(errors="replace").splitlines()
+            text = f.read().decode(errors="replace")
     except OSError:
         return None
+    try:
+        whole = json.loads(text)
+        if isinstance(whole, dict):
+            return whole
+    except json.JSONDecodeError:
+        pass
+    lines = text.splitlines()
     for line in reversed(lines):
         line = line.strip()
         if line.startswith("{"):
@@ -342,6 +362,51 @@ def fmt_s(x):
     return f"{x:.1f}" if isinstance(x, (int, float)) else "-"
 
 
+def totals_of(results, solvers):
+    """Points, feasible answers, first answers within 10 % of the limit and peak memory per solver."""
+    totals = {}
+    for s in solvers:
+        rows = [r for r in results if r["solver"] == s]
+        totals[s] = {
+            "points": round(sum(r["points"] for r in rows), 4),
+            "instances": len(rows),
+            "feasible": sum(r["feasible"] for r in rows),
+            "first_within_10pct": sum(1 for r in rows if r.get("seconds_to_first_feasible") is not None
+                                      and r["seconds_to_first_feasible"] <= 0.1 * r["limit_s"]),
+            "max_peak_rss_mib": max((r.get("peak_rss_mib") or 0 for r in rows), default=0),
+        }
+    return totals
+
+
+def retable(out):
+    """Re-reads the solvers' own claims (times to the first and the best answer) from the output
+    saved in OUT/<letter>/<solver>.stdout and rewrites OUT/results.json and results.md; costs,
+    points and feasibility stay as the run's evaluator found them."""
+    path = os.path.join(out, "results.json")
+    with open(path) as f:
+        report = json.load(f)
+    for row in report["results"]:
+        if row["solver"] == "winner":
+            continue  # its times are taken when its lines arrive, not claimed
+        claim = last_json(os.path.join(out, row["instance"], f"{row['solver']}.stdout")) or {}
+        row["claim"] = {k: claim.get(k) for k in ("cost", "feasible", "peak", "limit", "lower_bound", "gap", "status",
+                                                  "seconds_to_first_feasible", "seconds_to_best", "seconds")
+                        if k in claim}
+        row["seconds_to_best"] = claim.get("seconds_to_best")
+        row["seconds_to_first_feasible"] = claim.get("seconds_to_first_feasible") if row["feasible"] else None
+        if row["claim"].get("cost") not in (None, str(row["cost"])):
+            row["claim_mismatch"] = f"claimed cost {row['claim'].get('cost')}, evaluated {row['cost']}"
+    report["totals"] = totals_of(report["results"], list(report["totals"]))
+    report["retabled"] = "claims re-read from the saved output (side_by_side.py --retable)"
+    with open(path, "w") as f:
+        json.dump(report, f, indent=1)
+    md = markdown(report)
+    with open(os.path.join(out, "results.md"), "w") as f:
+        f.write(md)
+    print(md)
+    return 0
+
+
 def markdown(report):
     m, v = report["machine"], report["versions"]
     lines = [
@@ -392,7 +457,10 @@ def main():
     ap.add_argument("--work", default=None, help="scratch folder for decompressed instances (default OUT/work)")
     ap.add_argument("--max-rss-gb", type=float, default=12.0, help="kill a run whose tree RSS passes this (0: never)")
     ap.add_argument("--pause", type=float, default=2.0, help="seconds of rest between runs")
+    ap.add_argument("--retable", metavar="OUT", help="only re-read the solvers' claims in OUT and rewrite its tables")
     args = ap.parse_args()
+    if args.retable:
+        return retable(args.retable)
     args.max_rss_bytes = int(args.max_rss_gb * 2**30)
     solvers = [s.strip() for s in args.solvers.split(",") if s.strip()]
     if not solvers or any(s not in SOLVERS for s in solvers) or args.scale <= 0 or (args.time_limit or 1) <= 0:
@@ -472,18 +540,7 @@ def main():
             os.unlink(plain)
         del problem
 
-    totals = {}
-    for s in solvers:
-        rows = [r for r in report["results"] if r["solver"] == s]
-        totals[s] = {
-            "points": round(sum(r["points"] for r in rows), 4),
-            "instances": len(rows),
-            "feasible": sum(r["feasible"] for r in rows),
-            "first_within_10pct": sum(1 for r in rows if r.get("seconds_to_first_feasible") is not None
-                                      and r["seconds_to_first_feasible"] <= 0.1 * r["limit_s"]),
-            "max_peak_rss_mib": max((r.get("peak_rss_mib") or 0 for r in rows), default=0),
-        }
-    report["totals"] = totals
+    report["totals"] = totals_of(report["results"], solvers)
     with open(os.path.join(out, "results.json"), "w") as f:
         json.dump(report, f, indent=1)
     md = markdown(report)

@@ -14,7 +14,7 @@
 
 #include "io/deflate_writer.hpp"
 #include "io/gzip_samples.hpp"
-#include "support.hpp"
+#include "support/common.hpp"
 #include "xlamem/io/gzip.hpp"
 
 using namespace xlamem;

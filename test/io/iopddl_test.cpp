@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "io/deflate_writer.hpp"
-#include "support.hpp"
+#include "support/common.hpp"
 #include "xlamem/io/iopddl_json.hpp"
 #include "xlamem/io/iopddl_solution.hpp"
 #include "xlamem/sharding/evaluate.hpp"

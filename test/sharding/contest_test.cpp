@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "support.hpp"
+#include "support/common.hpp"
 #include "support/sharding_generators.hpp"
 #include "xlamem/io/gzip.hpp"
 #include "xlamem/io/iopddl_json.hpp"

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <random>
 
-#include "support.hpp"
+#include "support/common.hpp"
 #include "support/sharding_generators.hpp"
 #include "xlamem/sharding/solver.hpp"
 
