@@ -19,6 +19,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/backend.hpp"
 #include "xlamem/input_file.hpp"
+#include "xlamem/io/safe_text.hpp"
 #include "xlamem/io/memory_report_input.hpp"
 #include "xlamem/packing/solvers.hpp"
 
@@ -37,7 +38,8 @@ inline constexpr int exit_usage = 2;
 /// Prints `xlamem CMD: error: MESSAGE` (MESSAGE names FILE:LINE:COL where the input has a
 /// place) and returns the bad-input exit status.
 inline int fail(std::string_view command, std::string_view message) {
-  fmt::print(stderr, "xlamem {}: error: {}\n", command, message);
+  // Messages quote file names and input text: never raw to the terminal.
+  fmt::print(stderr, "xlamem {}: error: {}\n", command, terminal_text(message));
   return exit_bad_input;
 }
 /// The same for a library error: its message (which names the place), without the code.
@@ -52,7 +54,7 @@ inline result<std::string> read_input(const std::string& file) {
 inline std::string display_name(const std::string& file) { return file == "-" ? "<stdin>" : file; }
 
 /// Writes `text` to `path` (creating its folder); false when it cannot (main.cpp).
-bool write_file(const std::string& path, const std::string& text);
+result<void> write_file(const std::string& path, const std::string& text);
 
 /// The --solver help text: every solver of the library's table, what it is, its aliases.
 inline std::string solver_help() { return "packer: " + solvers_help(); }

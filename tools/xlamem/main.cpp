@@ -2,7 +2,6 @@
 // xlamem: the command-line front end of the library.
 #include <exception>
 #include <filesystem>
-#include <fstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -10,15 +9,14 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
+#include "xlamem/output_file.hpp"
 #include "xlamem/version.hpp"
 
-bool xlamem::cli::write_file(const std::string& path, const std::string& text) {
+xlamem::result<void> xlamem::cli::write_file(const std::string& path, const std::string& text) {
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  std::ofstream out(path, std::ios::binary);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  return static_cast<bool>(out);
+  return xlamem::write_output_file(path, text);
 }
 
 int main(int argc, char** argv) {
@@ -80,9 +78,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "{}: error: {}\n", who, e.what());
     return xlamem::cli::exit_bad_input;
   }
-  if (app.get_subcommands().empty()) {
-    fmt::print("{}", app.help());
-    return 0;
+  if (app.get_subcommands().empty()) fmt::print("{}", app.help());
+  // Output lost on a full disk or a closed pipe is a failure, not a success.
+  if (auto flushed = xlamem::flush_standard_output(); !flushed) {
+    fmt::print(stderr, "{}: error: {}\n", who, flushed.error().message());
+    return xlamem::cli::exit_bad_input;
   }
-  return ctx.exit_code;
+  return app.get_subcommands().empty() ? 0 : ctx.exit_code;
 }

@@ -37,9 +37,11 @@ int run_plan(const plan_options& o) {
   }
   auto r = load_report(o.file, o.request);
   if (!r) return fail("plan", r.error());
-  if (!o.svg.empty() && !write_file(o.svg, report_svg(*r))) return fail("plan", o.svg + ": cannot write the file");
-  if (!o.html.empty() && !write_file(o.html, report_page(*r, std::max<std::size_t>(o.top, 20)))) {
-    return fail("plan", o.html + ": cannot write the file");
+  if (!o.svg.empty()) {
+    if (auto ok = write_file(o.svg, report_svg(*r)); !ok) return fail("plan", ok.error());
+  }
+  if (!o.html.empty()) {
+    if (auto ok = write_file(o.html, report_page(*r, std::max<std::size_t>(o.top, 20))); !ok) return fail("plan", ok.error());
   }
   if (o.json) {
     fmt::print("{}\n", json_document("plan", *r));

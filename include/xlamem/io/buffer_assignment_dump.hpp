@@ -133,6 +133,7 @@ struct buffer_assignment_dump {
   /// The `HloLiveRange (max T):` section.
   struct live_range {
     std::int64_t max_time = 0;
+    std::size_t line = 0;  ///< of the `HloLiveRange (max T):` header
     std::vector<std::string> instruction_sequence;  ///< the flattened schedule, by time
     std::vector<buffer_live_range> buffers;
     std::optional<std::int64_t> peak_time;
@@ -560,6 +561,7 @@ namespace detail {
     if (auto r = c.expect("):"); !r) return r;
     dump.live_ranges = buffer_assignment_dump::live_range{};
     dump.live_ranges->max_time = *v;
+    dump.live_ranges->line = line_no;
     section = ba_section::live_range;
     return {};
   }
@@ -766,6 +768,13 @@ namespace detail {
       r = detail::ba_live_range_line(dump, c, indent, line_no, section);
     }
     if (!r) return r;
+  }
+  // XLA's max is the length of the InstructionSequence it prints; a larger one is not a schedule
+  // but a claim, and the report would size its timeline by it (10^12 steps).
+  if (const auto& lr = dump.live_ranges; lr && lr->line != 0 && lr->max_time > static_cast<std::int64_t>(lr->instruction_sequence.size())) {
+    return result<void>(errc::parse_error, std::string(file) + ":" + std::to_string(lr->line) + ":1: HloLiveRange (max " +
+                                               std::to_string(lr->max_time) + ") but its InstructionSequence lists " +
+                                               std::to_string(lr->instruction_sequence.size()) + " steps");
   }
   return {};
 }

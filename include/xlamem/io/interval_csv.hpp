@@ -15,7 +15,6 @@
 
 #include <charconv>
 #include <cstdint>
-#include <fstream>
 #include <new>
 #include <optional>
 #include <string>
@@ -26,6 +25,7 @@
 
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
+#include "xlamem/output_file.hpp"
 #include "xlamem/input_file.hpp"
 #include "xlamem/io/csv.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -190,12 +190,7 @@ struct interval_csv {
 /// Writes the CSV to a file.
 [[nodiscard]] inline result<void> write_interval_csv_file(const std::string& path, const packing_problem& p,
                                                           const placement* s = nullptr) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return result<void>(errc::unavailable, "cannot write '" + path + "'");
-  const auto text = write_interval_csv(p, s);
-  out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out) return result<void>(errc::unavailable, "error while writing '" + path + "'");
-  return {};
+  return write_output_file(path, write_interval_csv(p, s));
 }
 
 }  // namespace xlamem

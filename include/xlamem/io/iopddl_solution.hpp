@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "xlamem/error.hpp"
+#include "xlamem/output_file.hpp"
 #include "xlamem/input_file.hpp"
 #include "xlamem/sharding/problem.hpp"
 
@@ -155,12 +156,7 @@ template <sharding::sharding_problem P>
 /// Writes the solution line of `a` to `path` (replacing it). @returns `errc::unavailable`
 /// naming the path when it cannot be written.
 [[nodiscard]] inline result<void> write_iopddl_solution(const std::string& path, std::span<const std::size_t> a) {
-  const std::string line = format_iopddl_solution(a);
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return make_error(errc::unavailable, path + ": cannot open the file for writing");
-  const bool written = std::fwrite(line.data(), 1, line.size(), f) == line.size();
-  if (std::fclose(f) != 0 || !written) return make_error(errc::unavailable, path + ": write error");
-  return {};
+  return write_output_file(path, format_iopddl_solution(a));
 }
 
 }  // namespace xlamem

@@ -32,6 +32,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "xlamem/io/safe_text.hpp"
+
 namespace xlamem {
 
 namespace detail {
@@ -54,22 +56,6 @@ template <class T>
 struct is_pair : std::false_type {};
 template <class A, class B>
 struct is_pair<std::pair<A, B>> : std::true_type {};
-
-/// The length of the UTF-8 sequence starting at `s[i]`, or 0 when it is not valid UTF-8.
-[[nodiscard]] inline std::size_t utf8_sequence(std::string_view s, std::size_t i) noexcept {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  std::size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
-  if (n == 0 || i + n > s.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return 0;
-  }
-  std::uint32_t cp = n == 1 ? c : n == 2 ? (c & 0x1Fu) : n == 3 ? (c & 0x0Fu) : (c & 0x07u);
-  for (std::size_t k = 1; k < n; ++k) cp = (cp << 6) | (b(i + k) & 0x3Fu);
-  static constexpr std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;  // overlong, too large, surrogate
-  return n;
-}
 
 }  // namespace detail
 
@@ -176,7 +162,7 @@ class json_writer {
     for (std::size_t i = 0; i < s.size();) {
       const auto c = static_cast<unsigned char>(s[i]);
       if (c >= 0x80) {
-        const auto n = detail::utf8_sequence(s, i);
+        const auto n = utf8_sequence(s, i);
         if (n == 0) {
           out_ += "\\ufffd";
           ++i;

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -113,25 +115,32 @@ struct dump_entry {
   std::uintmax_t size = 0;
 };
 
-/// The modules of dump folder `folder` whose stem contains `name` (every module for "").
+/// The modules of dump folder `folder` whose stem contains `name` (every module for ""). Only
+/// regular files count (a stale link, a FIFO or a folder named like a module is passed over);
+/// linear in the folder's size; the no-match message names at most 20 modules.
 [[nodiscard]] inline result<std::vector<dump_entry>> dump_entries(const std::string& folder, const std::string& name) {
   std::vector<dump_entry> entries;
+  std::map<std::string, std::size_t, std::less<>> by_stem;
   auto entry = [&](const std::string& stem) -> dump_entry& {
-    for (auto& e : entries) {
-      if (e.stem == stem) return e;
-    }
-    entries.push_back({stem, {}, {}, 0});
-    return entries.back();
+    const auto [it, fresh] = by_stem.emplace(stem, entries.size());
+    if (fresh) entries.push_back({stem, {}, {}, 0});
+    return entries[it->second];
   };
   std::error_code ec;
   for (const auto& f : std::filesystem::directory_iterator(folder, ec)) {
     const auto file = f.path().filename().string();
-    if (ends_with(file, dump_suffix)) {
+    const bool assignment = ends_with(file, dump_suffix), module = !assignment && ends_with(file, module_suffix);
+    if (!assignment && !module) continue;
+    std::error_code kind;
+    if (!f.is_regular_file(kind)) continue;
+    if (assignment) {
       entry(file.substr(0, file.size() - dump_suffix.size())).assignment = f.path();
-    } else if (ends_with(file, module_suffix)) {
+    } else {
       auto& e = entry(file.substr(0, file.size() - 4));
       e.module = f.path();
-      e.size = f.file_size(ec);
+      std::error_code size;
+      const auto bytes = f.file_size(size);
+      e.size = size ? 0 : bytes;  // never the (uintmax_t)-1 of a failed lookup: it would win "the largest"
     }
   }
   if (ec) return make_error(errc::not_found, folder + ": cannot list the folder: " + ec.message());
@@ -145,7 +154,9 @@ struct dump_entry {
                                            std::string(dump_suffix) + "' files (is it an --xla_dump_to folder?)");
   }
   std::string names;
-  for (const auto& e : entries) names += (names.empty() ? "" : ", ") + e.stem;
+  constexpr std::size_t shown = 20;
+  for (std::size_t k = 0; k < entries.size() && k < shown; ++k) names += (k == 0 ? "" : ", ") + entries[k].stem;
+  if (entries.size() > shown) names += ", and " + std::to_string(entries.size() - shown) + " more";
   return make_error(errc::not_found, folder + ": no module named like '" + name + "' (modules: " + names + ")");
 }
 
@@ -156,7 +167,10 @@ struct dump_entry {
   // The largest module: by module text, else by dump text.
   std::error_code ec;
   for (auto& e : *fit) {
-    if (e.size == 0 && !e.assignment.empty()) e.size = std::filesystem::file_size(e.assignment, ec);
+    if (e.size == 0 && !e.assignment.empty()) {
+      const auto bytes = std::filesystem::file_size(e.assignment, ec);
+      e.size = ec ? 0 : bytes;
+    }
   }
   const auto& best = *std::max_element(fit->begin(), fit->end(), [](const dump_entry& a, const dump_entry& b) {
     return std::tie(a.size, b.stem) < std::tie(b.size, a.stem);

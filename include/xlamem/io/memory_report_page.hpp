@@ -424,6 +424,16 @@ try { main(); } catch (e) { errors.push(String(e && e.stack || e)); document.get
     facts += "<span>heap unused at the peak " + human_bytes(f.wasted) + ", largest free hole " + human_bytes(f.largest_hole) +
              "</span>";
   }
+  // Host memory apart from the device's (the chart is device memory), and what moves between.
+  for (const auto& m : r.memory_spaces) {
+    if (m.host && m.bytes > 0) {
+      facts += "<span>host memory peak <b>" + human_bytes(m.bytes) + "</b> at time " + std::to_string(m.time) + "</span>";
+    }
+  }
+  if (!r.transfers.empty()) {
+    facts += "<span>transfers " + human_bytes(r.transferred_bytes(true)) + " to host, " +
+             human_bytes(r.transferred_bytes(false)) + " back</span>";
+  }
   return facts;
 }
 
@@ -448,13 +458,16 @@ inline constexpr const char* page_body = R"(<div class="tabs"><button id="tab-me
 /// at the peak.
 [[nodiscard]] inline std::string report_page(const report::memory_report& r, std::size_t top = 20) {
   const std::string json = detail::page_data(r, top);
-  // Inside <script>, "</" would end the element: JSON allows "<\/". One pass, not an insert
-  // per match (quadratic on a large page).
+  // Inside <script>, "</script" ends the element and "<!--" opens a comment that can swallow the
+  // page's own script: no '<', '>' or '&' may appear raw. They occur only inside JSON strings,
+  // where their six-character JSON escapes mean the same. One pass, not an insert per match.
   std::string data;
   data.reserve(json.size() + json.size() / 64);
-  for (std::size_t k = 0; k < json.size(); ++k) {
-    if (json[k] == '/' && k > 0 && json[k - 1] == '<') data += '\\';
-    data += json[k];
+  for (const char c : json) {
+    if (c == '<') data += "\\u003c";
+    else if (c == '>') data += "\\u003e";
+    else if (c == '&') data += "\\u0026";
+    else data += c;
   }
   const auto module = detail::svg_escape(r.module);
   std::string page;

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "xlamem/io/memory_stats_text.hpp"
+#include "xlamem/io/safe_text.hpp"
 #include "xlamem/io/text_format.hpp"
 #include "xlamem/report/diff.hpp"
 #include "xlamem/report/memory_report.hpp"
@@ -52,6 +53,16 @@ namespace detail {
     if (r.memory_spaces.size() < 2 || m.bytes == 0) continue;  // one memory space: the peak says it all
     s += "  memory space " + std::to_string(m.color) + (m.host ? " (host)" : "") + ": peak " + human_bytes(m.bytes) +
          " at time " + std::to_string(m.time) + "\n";
+  }
+  if (!r.transfers.empty()) {
+    std::size_t to_host = 0, from_host = 0;
+    for (const auto& t : r.transfers) {
+      to_host += t.to_color == r.timeline.host_color ? 1 : 0;
+      from_host += t.from_color == r.timeline.host_color ? 1 : 0;
+    }
+    s += "transfers: " + human_bytes(r.transferred_bytes(true)) + " to host memory in " + std::to_string(to_host) +
+         " instructions, " + human_bytes(r.transferred_bytes(false)) + " from it in " + std::to_string(from_host) +
+         " (each instruction counted once)\n";
   }
   std::size_t shown = 0;
   for (const auto& h : r.heaps) {
@@ -95,7 +106,7 @@ namespace detail {
   }
   if (!any_source && n > 0) s += "  (no sources: the module has no metadata; XLA dumps it unless --xla_dump_disable_metadata)\n";
   s += "more: --dump xla (XLA's allocation table), --json (everything), --html OUT.html, --svg OUT.svg\n";
-  return s;
+  return terminal_text(s);  // names, shapes and sources come from the input
 }
 
 namespace detail {
@@ -118,8 +129,8 @@ inline std::string change_percent(std::int64_t before, std::int64_t after) {
                   d.module_after + ")\n";
   const auto& b = d.buffers;
   if (d.identical()) {
-    return s + "no change: the same peak (" + bytes_text(b.peak_after.bytes) + "), statistics and buffers (" +
-           std::to_string(b.unchanged) + " matched)\n";
+    return terminal_text(s + "no change: the same peak (" + bytes_text(b.peak_after.bytes) +
+                         "), statistics and buffers (" + std::to_string(b.unchanged) + " matched)\n");
   }
   auto row = [](std::string_view name, const std::string& before, const std::string& after, const std::string& delta,
                 const std::string& note) {
@@ -138,7 +149,7 @@ inline std::string change_percent(std::int64_t before, std::int64_t after) {
   s += "buffers: " + std::to_string(b.unchanged) + " unchanged, " + std::to_string(b.changed.size()) + " changed, " +
        std::to_string(b.added.size()) + " new, " + std::to_string(b.removed.size()) + " gone\n";
   const auto all = d.largest_changes();
-  if (all.empty()) return s;
+  if (all.empty()) return terminal_text(s);
   const auto n = std::min(top, all.size());
   s += "largest changes (" + std::to_string(n) + " of " + std::to_string(all.size()) + "; * = live at the peak after):\n";
   for (std::size_t k = 0; k < n; ++k) {
@@ -151,7 +162,7 @@ inline std::string change_percent(std::int64_t before, std::int64_t after) {
                     pad_right(c.name, 28) + " " + pad_right(shapes, 36) + " " + report::source_text(c.source)) +
          "\n";
   }
-  return s;
+  return terminal_text(s);  // names, shapes, sources and file names come from the input
 }
 
 }  // namespace xlamem

@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "xlamem/io/safe_text.hpp"
 #include "xlamem/io/svg.hpp"
 #include "xlamem/io/text_format.hpp"
 #include "xlamem/packing/heuristics.hpp"
@@ -90,7 +91,7 @@ void visit_fields(const packing_report& r, F&& f) {
     out += "  no placement found within the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s)\n";
   }
   if (s.nodes != 0) line("search nodes", std::to_string(s.nodes));
-  return out;
+  return terminal_text(out);  // the file name comes from the user
 }
 
 /// `peak=<bytes|none> lower_bound=<bytes> optimal=<yes|no> seconds=<s>`.

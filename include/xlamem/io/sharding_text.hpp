@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "xlamem/io/safe_text.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/problem.hpp"
 #include "xlamem/sharding/solver.hpp"
@@ -83,7 +84,7 @@ inline std::string fixed2(double v) {
        detail::fixed2(r.seconds_to_first_feasible) + " s, best " + detail::fixed2(r.seconds_to_best) + " s, total " +
        detail::fixed2(r.seconds) + " s\n";
   if (x.output) s += "wrote " + *x.output + "\n";
-  return s;
+  return terminal_text(s);  // file names come from the user
 }
 
 /// One evaluated solution, as reported.
@@ -120,7 +121,7 @@ void visit_fields(const sharding_evaluation_report& x, F&& f) {
        std::to_string(x.problem->limit);
   s += e.first_over_limit ? " (over the limit from time step " + std::to_string(*e.first_over_limit) + ")\n"
                           : std::string(" (within the limit)\n");
-  return s;
+  return terminal_text(s);  // file names come from the user
 }
 
 }  // namespace xlamem

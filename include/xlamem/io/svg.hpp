@@ -12,12 +12,13 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/io/safe_text.hpp"
 #include "xlamem/io/text_format.hpp"
+#include "xlamem/output_file.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
@@ -42,20 +43,7 @@ struct layout_svg_options {
 
 namespace detail {
 
-inline std::string svg_escape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+inline std::string svg_escape(const std::string& s) { return xml_text(s); }
 
 inline std::string svg_num(double v) {
   char buf[32];
@@ -183,11 +171,7 @@ inline double svg_tick(double range, int count, bool bytes) {
 
 /// Writes an SVG document to a file.
 [[nodiscard]] inline result<void> write_svg_file(const std::string& path, const std::string& svg) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return result<void>(errc::unavailable, "cannot write '" + path + "'");
-  out.write(svg.data(), static_cast<std::streamsize>(svg.size()));
-  if (!out) return result<void>(errc::unavailable, "error while writing '" + path + "'");
-  return {};
+  return write_output_file(path, svg);
 }
 
 }  // namespace xlamem

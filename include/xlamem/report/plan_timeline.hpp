@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -30,41 +31,68 @@ namespace xlamem::report {
   return buffer_kind::temp;
 }
 
-/// The file and line of stack frame `id` from the module's `StackFrames`, `FileLocations` and
-/// `FileNames` tables (newer JAX writes `stack_frame_id=` in metadata instead of
-/// `source_file`/`source_line`): the innermost frame, the user's call. Fills nothing when a
-/// table or an entry is missing.
+/// A module's stack-frame tables (`StackFrames`, `FileLocations`, `FileNames`) by entry id,
+/// built once, so resolving a frame costs a few hash lookups whatever the tables' size (10^6
+/// frames read by 10^4 instructions must not cost their product). The first entry of an id
+/// counts, as a scan from the top found it. Points into the module, which must outlive it.
+class stack_frame_index {
+ public:
+  explicit stack_frame_index(const hlo::module& m) {
+    for (const auto& sec : m.stack_frames) {
+      auto* table = sec.name == "StackFrames" ? &frames_ : sec.name == "FileLocations" ? &locations_
+                    : sec.name == "FileNames"  ? &files_ : nullptr;
+      if (table == nullptr) continue;
+      for (const auto& [id, text] : sec.entries) table->emplace(id, &text);
+    }
+  }
+
+  /// Fills the file and line of `s`'s stack frame (newer JAX writes `stack_frame_id=` in
+  /// metadata instead of `source_file`/`source_line`): the innermost frame, the user's call.
+  /// Fills nothing when a table or an entry is missing, or `s` already has a file.
+  void resolve(op_source& s) const {
+    if (s.stack_frame_id < 0 || !s.source_file.empty()) return;
+    const auto* frame = find(frames_, s.stack_frame_id);
+    if (frame == nullptr) return;
+    const auto* loc = find(locations_, decimal_or_minus_one(attribute_value(*frame, "file_location_id")));
+    if (loc == nullptr) return;
+    const auto* file = find(files_, decimal_or_minus_one(attribute_value(*loc, "file_name_id")));
+    if (file == nullptr) return;
+    std::string name = *file;
+    if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
+    s.source_file = std::move(name);
+    s.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(*loc, "line")));
+  }
+
+ private:
+  using table = std::unordered_map<std::int64_t, const std::string*>;
+  static const std::string* find(const table& t, std::int64_t id) {
+    const auto it = t.find(id);
+    return it == t.end() ? nullptr : it->second;
+  }
+  table frames_, locations_, files_;
+};
+
+/// The file and line of `s`'s stack frame from the module's tables (see
+/// `stack_frame_index::resolve`). Builds the index: for many instructions, build one
+/// `stack_frame_index` and resolve through it.
 inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
   if (s.stack_frame_id < 0 || !s.source_file.empty()) return;
-  auto entry = [&](std::string_view section, std::int64_t id) -> const std::string* {
-    for (const auto& sec : m.stack_frames) {
-      if (sec.name != section) continue;
-      for (const auto& [k, v] : sec.entries) {
-        if (k == id) return &v;
-      }
-    }
-    return nullptr;
-  };
-  const auto* frame = entry("StackFrames", s.stack_frame_id);
-  if (frame == nullptr) return;
-  const auto* loc = entry("FileLocations", decimal_or_minus_one(attribute_value(*frame, "file_location_id")));
-  if (loc == nullptr) return;
-  const auto* file = entry("FileNames", decimal_or_minus_one(attribute_value(*loc, "file_name_id")));
-  if (file == nullptr) return;
-  std::string name = *file;
-  if (name.size() >= 2 && name.front() == '"' && name.back() == '"') name = name.substr(1, name.size() - 2);
-  s.source_file = std::move(name);
-  s.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(*loc, "line")));
+  stack_frame_index(m).resolve(s);
 }
 
 /// The source of instruction `i` of `m`: its `metadata` attribute (with a stack frame
-/// resolved through the module's tables), or empty.
-[[nodiscard]] inline op_source source_of(const hlo::module& m, const hlo::instruction& i) {
+/// resolved through `frames`, the module's tables), or empty.
+[[nodiscard]] inline op_source source_of(const stack_frame_index& frames, const hlo::instruction& i) {
   const std::string* md = i.find_attribute("metadata");
   if (md == nullptr) return {};
   auto s = parse_op_metadata(*md);
-  resolve_stack_frame(m, s);
+  frames.resolve(s);
   return s;
+}
+
+/// The same, building the index of `m`'s tables (for one instruction).
+[[nodiscard]] inline op_source source_of(const hlo::module& m, const hlo::instruction& i) {
+  return source_of(stack_frame_index(m), i);
 }
 
 /// The timeline of assignment `a` of module `m`.
@@ -76,6 +104,7 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
   t.module = m.name;
   t.host_color = host_memory_space;
   const std::int64_t horizon = la.end_time() + 1;
+  const stack_frame_index frames(m);
   for (const auto n : la.sequence()) t.schedule.push_back(traits::name(m, df.instruction(n), n));
   while (static_cast<std::int64_t>(t.schedule.size()) < horizon) t.schedule.emplace_back("(end)");
   for (const auto& al : a.allocations()) {
@@ -102,7 +131,7 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
       tb.allocation = ta.index;
       tb.offset = x.offset;
       tb.color = ta.color;
-      tb.source = source_of(m, m[d.instruction]);
+      tb.source = source_of(frames, m[d.instruction]);
       t.buffers.push_back(std::move(tb));
     }
     if (al.values.empty() && al.flags().maybe_live_out) {  // an emulated output copy

@@ -522,18 +522,23 @@ class instruction_grammar : public shape_grammar {
     return true;
   }
 
-  // Users, and a cycle check (Kahn's algorithm over all operands). The computation's ids are
-  // contiguous from `base` (materialised GTEs come after its printed instructions).
+  // Users, each once, and a cycle check (Kahn's algorithm over distinct operands). The
+  // computation's ids are contiguous from `base` (materialised GTEs come after its printed
+  // instructions). Linear in the operands: an instruction's operands are linked in a row, so
+  // a repeated operand already has that instruction as its last user (no search through 10^5
+  // users), and a finished instruction visits each user once (not each user's operands).
   bool link_users(const computation& c, std::size_t base) {
     const auto& all = c.instructions;
-    std::vector<std::uint32_t> pending(all.size(), 0);
+    std::vector<std::uint32_t> pending(all.size(), 0);  // distinct operands not finished yet
     for (auto i : all) {
-      instruction& in = m_[i];
-      for (auto o : in.operands) {
+      std::uint32_t distinct = 0;
+      for (auto o : m_[i].operands) {
         auto& users = m_[o].users;
-        if (std::find(users.begin(), users.end(), i) == users.end()) users.push_back(i);
+        if (!users.empty() && users.back() == i) continue;
+        users.push_back(i);
+        ++distinct;
       }
-      pending[index_of(i) - base] = static_cast<std::uint32_t>(in.operands.size());
+      pending[index_of(i) - base] = distinct;
     }
     std::vector<instruction_id> ready;
     for (auto i : all) {
@@ -545,10 +550,7 @@ class instruction_grammar : public shape_grammar {
       ready.pop_back();
       ++done;
       for (auto u : m_[i].users) {
-        // Each operand occurrence counted once per occurrence.
-        for (auto o : m_[u].operands) {
-          if (o == i && --pending[index_of(u) - base] == 0) ready.push_back(u);
-        }
+        if (--pending[index_of(u) - base] == 0) ready.push_back(u);
       }
     }
     if (done == all.size()) return true;
