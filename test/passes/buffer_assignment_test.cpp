@@ -104,6 +104,60 @@ ENTRY %main (a: f32[64,64]) -> f32[64,64] {
     CHECK_FALSE((slice("b").allocation == slice("y").allocation && slice("b").offset == slice("y").offset));
   }
 
+  TEST_CASE("a sort runs in place: each array shares its operand's buffer when the sort is its only user") {
+    // XLA's CanShareOperandBufferWithUser for kSort (issue 36): a one-operand sort writes over
+    // its keys; a multi-operand sort writes array i over operand i, output {i}; an operand with
+    // another user keeps its buffer.
+    const module m = parse(R"(HloModule sorts, is_scheduled=true
+%less (a: f32[], b: f32[], c: s32[], d: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %c = s32[] parameter(2)
+  %d = s32[] parameter(3)
+  ROOT %lt = pred[] compare(%a, %b), direction=LT
+}
+%less1 (p: f32[], q: f32[]) -> pred[] {
+  %p = f32[] parameter(0)
+  %q = f32[] parameter(1)
+  ROOT %lt1 = pred[] compare(%p, %q), direction=LT
+}
+ENTRY %main (x: f32[1024], i: s32[1024]) -> (f32[1024], s32[1024], f32[1024], f32[1024]) {
+  %x = f32[1024]{0} parameter(0)
+  %i = s32[1024]{0} parameter(1)
+  %k = f32[1024]{0} negate(%x)
+  %v = s32[1024]{0} negate(%i)
+  %s = (f32[1024]{0}, s32[1024]{0}) sort(%k, %v), dimensions={0}, to_apply=%less
+  %s0 = f32[1024]{0} get-tuple-element(%s), index=0
+  %s1 = s32[1024]{0} get-tuple-element(%s), index=1
+  %e0 = f32[1024]{0} exponential(%s0)
+  %e1 = s32[1024]{0} negate(%s1)
+  %k1 = f32[1024]{0} exponential(%x)
+  %one = f32[1024]{0} sort(%k1), dimensions={0}, to_apply=%less1
+  %e2 = f32[1024]{0} exponential(%one)
+  %k2 = f32[1024]{0} sine(%x)
+  %two = f32[1024]{0} sort(%k2), dimensions={0}, to_apply=%less1
+  %e3 = f32[1024]{0} add(%two, %k2)
+  ROOT %t = (f32[1024]{0}, s32[1024]{0}, f32[1024]{0}, f32[1024]{0}) tuple(%e0, %e1, %e2, %e3)
+}
+)");
+    buffer_assignment_options o;
+    o.solver = *xlamem::find_solver("xla");
+    const auto a = plan(m, o);
+    auto slice = [&](const char* name, xlamem::shape_index index = {}) {
+      const auto& df = a.dataflow();
+      const auto v = df.unique_value_at(df.number(*m.find_instruction("main", name)), index);
+      REQUIRE(v.has_value());
+      const auto sl = a.slice_of(*v);
+      REQUIRE(sl.has_value());
+      return *sl;
+    };
+    auto same = [&](xlamem::value_slice p, xlamem::value_slice q) { return p.allocation == q.allocation && p.offset == q.offset; };
+    CHECK(same(slice("s", {0}), slice("k")));
+    CHECK(same(slice("s", {1}), slice("v")));
+    CHECK(same(slice("one"), slice("k1")));
+    CHECK_FALSE(same(slice("two"), slice("k2")));  // %k2 is read again after the sort
+  }
+
   TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule, issue 15 (b))") {
     // XLA's CanShareOperandBufferWithUser asks ShapeUtil::Equal, layouts included: %t, a
     // column-major result of row-major %x (LAPACK's results, a transposing fusion), gets its

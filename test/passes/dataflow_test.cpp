@@ -514,6 +514,34 @@ ENTRY e {
     CHECK(a->value_set(agd, {1}) == a->value_set(ags, {1, 1}));
     CHECK(!a->value_defined_at(agd, {0}).has_value());
   }
+
+  TEST_CASE("a combined all-gather-done defines its tuple table; one of a single output forwards all") {
+    // XLA's UpdateAllGatherDoneValueSet: a tuple output is the done's own value (a buffer in
+    // XLA's assignment, 128 B on a real XLA:GPU dump); its arrays are the start's {1, k}. The
+    // same for collective-permute-done.
+    const auto m = parse_ok(R"(HloModule combined
+
+ENTRY e {
+  a = f32[4]{0} parameter(0)
+  b = f32[8]{0} parameter(1)
+  ags = ((f32[4]{0}, f32[8]{0}), (f32[16]{0}, f32[32]{0})) all-gather-start(a, b), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={0}
+  agd = (f32[16]{0}, f32[32]{0}) all-gather-done(ags)
+  one = (f32[4]{0}, f32[16]{0}) all-gather-start(a), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={0}
+  single = f32[16]{0} all-gather-done(one)
+  ROOT t = ((f32[16]{0}, f32[32]{0}), f32[16]{0}) tuple(agd, single)
+}
+)");
+    auto a = dataflow_analysis<hlo::module>::run(m, dataflow_options{false, true});
+    REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+    const auto ags = find(m, "e", "ags");
+    const auto agd = find(m, "e", "agd");
+    CHECK(a->value_defined_at(agd, {}).has_value());
+    CHECK(a->value_set(agd, {0}) == a->value_set(ags, {1, 0}));
+    CHECK(a->value_set(agd, {1}) == a->value_set(ags, {1, 1}));
+    const auto single = find(m, "e", "single");
+    CHECK(!a->value_defined_at(single, {}).has_value());
+    CHECK(a->value_set(single, {}) == a->value_set(find(m, "e", "one"), {1}));
+  }
 }
 
 TEST_SUITE("reliability/dataflow") {

@@ -176,6 +176,24 @@ struct graph_traits<hlo::module> {
       if (kind == nullptr || *kind == "kOutput" || !user_index.empty()) return false;
       return hlo::detail::fusion_is_elementwise_on(m, user, operand);
     }
+    // The operand positions of `operand` in the user (XLA's OperandIndices).
+    std::vector<std::size_t> at;
+    for (std::size_t k = 0; k < u.operands.size(); ++k) {
+      if (u.operands[k] == operand) at.push_back(k);
+    }
+    namespace ops = hlo::opcodes;
+    if (u.opcode == ops::dynamic_update_slice || u.opcode == ops::scatter || u.opcode == ops::triangular_solve ||
+        u.opcode == ops::set_dimension_size) {
+      // Written over when used once, at the operand XLA names (b of triangular-solve, else the first).
+      return at.size() == 1 && at[0] == (u.opcode == ops::triangular_solve ? 1u : 0u);
+    }
+    if (u.opcode == ops::sort) {
+      // A sort runs in place: a key (or the i-th array of a multi-operand sort, into output {i})
+      // shares its operand's buffer when the sort is that operand's only user.
+      if (m[operand].users.size() != 1) return false;
+      if (u.operands.size() == 1) return true;
+      return at.size() == 1 && user_index.size() == 1 && user_index[0] == static_cast<std::int64_t>(at[0]);
+    }
     return user_index.empty() && hlo::detail::is_elementwise(u.opcode);
   }
 };

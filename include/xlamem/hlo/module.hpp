@@ -134,6 +134,7 @@ inline constexpr opcode send = *opcode_from_name("send");
 inline constexpr opcode set_dimension_size = *opcode_from_name("set-dimension-size");
 inline constexpr opcode sort = *opcode_from_name("sort");
 inline constexpr opcode transpose = *opcode_from_name("transpose");
+inline constexpr opcode triangular_solve = *opcode_from_name("triangular-solve");
 inline constexpr opcode tuple = *opcode_from_name("tuple");
 inline constexpr opcode while_loop = *opcode_from_name("while");
 }  // namespace opcodes
@@ -557,7 +558,14 @@ struct in_place_trace {
   } else if (op == opcodes::copy_done) {
     forward_all(0, {0});
   } else if (op == opcodes::all_gather_done || op == opcodes::collective_permute_done) {
-    forward_all(0, {1});
+    // The operand's {1}. A combined (several-output) done defines its own tuple table and
+    // forwards only the arrays, {k} <- {1, k} (UpdateAllGatherDoneValueSet,
+    // UpdateCollectivePermuteDoneValueSet): XLA gives that table a value and a buffer.
+    if (in.shape.is_tuple()) {
+      forward_arrays({}, 0, {1}, in.shape);
+    } else {
+      forward_all(0, {1});
+    }
   } else if (op == opcodes::recv_done) {
     // (data, token): the data is the recv's element {0} (UpdateRecvDoneValueSet).
     if (n >= 1 && in.shape.is_tuple() && !in.shape.elements.empty()) s.forwards.push_back({{0}, 0, {0}});

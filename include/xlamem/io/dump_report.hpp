@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xlamem/io/buffer_assignment_dump.hpp"
@@ -29,6 +30,27 @@
 namespace xlamem::report {
 
 namespace detail {
+
+/// The dump's live ranges by (instruction, shape index): one lookup per value instead of a scan
+/// of every range (`live_range_of`), which made a dump of 10^6 values quadratic. The first
+/// range printed for a position wins, as with `live_range_of`.
+class live_range_index {
+ public:
+  explicit live_range_index(const buffer_assignment_dump& d) {
+    if (!d.live_ranges) return;
+    for (const auto& r : d.live_ranges->buffers) by_position_.emplace(key{r.instruction, r.shape_index}, &r);
+  }
+  [[nodiscard]] const buffer_assignment_dump::buffer_live_range* find(std::string_view instruction,
+                                                                      const std::vector<std::int64_t>& index) const {
+    const auto it = by_position_.find(key{instruction, index});
+    return it == by_position_.end() ? nullptr : it->second;
+  }
+
+ private:
+  using key = std::pair<std::string_view, std::vector<std::int64_t>>;
+  std::map<key, const buffer_assignment_dump::buffer_live_range*> by_position_;
+};
+
 /// `instruction` or `instruction{index}`, as the dump prints a value.
 [[nodiscard]] inline std::string dump_value_name(const buffer_assignment_dump::assigned_value& v) {
   std::string name = v.instruction;
@@ -63,6 +85,7 @@ namespace detail {
     t.schedule = d.live_ranges->instruction_sequence;
     max_time = std::max<std::int64_t>(d.live_ranges->max_time, static_cast<std::int64_t>(t.schedule.size()) - 1);
   }
+  const detail::live_range_index ranges(d);
   source_table from_values;
   std::map<std::string, bool, std::less<>> is_parameter;  // by instruction, from "Used values"
   for (const auto& u : d.used_values) {
@@ -70,12 +93,17 @@ namespace detail {
     auto s = source_in_instruction_text(u.from_instruction);
     if (!s.empty()) from_values.emplace(u.instruction, std::move(s));
   }
+  // The dump's own metadata first; the module's when the dump's has no file (newer JAX writes
+  // a stack_frame_id, which only the module's tables resolve to file:line).
   auto source = [&](const std::string& name) {
-    if (const auto it = from_values.find(name); it != from_values.end()) return it->second;
-    if (sources != nullptr) {
-      if (const auto it = sources->find(name); it != sources->end()) return it->second;
+    op_source s;
+    if (const auto it = from_values.find(name); it != from_values.end()) s = it->second;
+    if (s.source_file.empty() && sources != nullptr) {
+      if (const auto it = sources->find(name); it != sources->end() && (s.empty() || !it->second.source_file.empty())) {
+        return it->second;
+      }
     }
-    return op_source{};
+    return s;
   };
   for (const auto& a : d.allocations) {
     timeline_allocation ta;
@@ -95,7 +123,7 @@ namespace detail {
       b.offset = static_cast<std::int64_t>(v.offset);
       b.color = ta.color;
       b.source = source(v.instruction);
-      if (const auto* r = d.live_range_of(v.instruction, v.shape_index)) {
+      if (const auto* r = ranges.find(v.instruction, v.shape_index)) {
         b.start = r->start;
         b.end = r->end;
       } else if (a.is_constant || a.is_thread_local) {
@@ -153,9 +181,10 @@ namespace detail {
 /// Every value's live range as the dump's `BufferLiveRange` prints it.
 [[nodiscard]] inline std::vector<report_live_range> dump_live_ranges(const buffer_assignment_dump& d) {
   std::vector<report_live_range> out;
+  const live_range_index ranges(d);
   for (const auto& a : d.allocations) {
     for (const auto& v : a.values) {
-      if (const auto* r = d.live_range_of(v.instruction, v.shape_index)) {
+      if (const auto* r = ranges.find(v.instruction, v.shape_index)) {
         out.push_back({static_cast<std::int64_t>(v.id), dump_value_name(v), r->start, r->end,
                        static_cast<std::int64_t>(v.size)});
       }

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Reader for the primitives of a memory-term reduction (`xlamem reduce`): a CSV with columns
-/// `id,first,last`, one closed interval of time steps per primitive (`first > last`: none).
+/// `id,first,last`, one closed interval of time steps per primitive. Any `first > last` is "no
+/// interval", XLA's own marker `{INT64_MAX, 0}` included (what XLA writes for a primitive that
+/// is never live).
 /// An optional header line starts with `id`; blank lines and lines starting with `#` are
 /// skipped. Ids must be `0..N-1`, each once, in any order.
 ///
 /// Bounded on any input: ids are mapped densely (memory is linear in the number of rows, never
-/// in the largest id), every number lies within ±2^60 so `last + 1` cannot overflow, and the
+/// in the largest id); ids and the steps of a live interval lie within 2^60 so that `last + 1`
+/// cannot overflow (an empty interval's numbers take part in no arithmetic: any 64-bit integer
+/// goes); and the
 /// file is read through `read_input_file` (regular files only, size-limited). Errors are
 /// `errc::parse_error` naming `source:line:column`.
 #pragma once
@@ -28,7 +32,7 @@
 
 namespace xlamem {
 
-/// Largest magnitude of an id or time step in a memory-terms CSV (2^60).
+/// Largest magnitude of an id, or of a time step of a live interval, in a memory-terms CSV (2^60).
 inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
 
 /// Parses `id,first,last` rows. @returns the intervals indexed by id, or `errc::parse_error`.
@@ -68,7 +72,8 @@ inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
       }
       if (field == 2 && extra != 0) return fail(line_no, extra, "expected 3 columns id,first,last, found more");
       const auto& cell = fields[field];
-      const auto n = read_csv_integer(cell.text, max_memory_terms_value);
+      // Ids are bounded here; steps once the pair is known (an empty interval's are not).
+      const auto n = read_csv_integer(cell.text, field == 0 ? max_memory_terms_value : INT64_MAX);
       if (!n.empty && n.whole && (n.too_long || n.beyond_limit)) {
         return fail(line_no, cell.column, std::string(names[field]) + " " + quote_token(cell.text) + " is out of range (limit 2^60)");
       }
@@ -80,6 +85,9 @@ inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
     const std::int64_t id = values[0];
     const term_interval iv{values[1], values[2]};
     if (id < 0) return fail(line_no, 1, "id " + std::to_string(id) + " is negative");
+    if (iv.valid() && iv.last >= max_memory_terms_value) {
+      return fail(line_no, fields[2].column, "last " + quote_token(fields[2].text) + " is out of range (limit 2^60)");
+    }
     if (iv.valid() && iv.first < 0) {
       return fail(line_no, 1, "interval [" + std::to_string(iv.first) + ", " + std::to_string(iv.last) +
                                   "] starts before time 0");
@@ -100,10 +108,14 @@ inline constexpr std::int64_t max_memory_terms_value = std::int64_t{1} << 60;
     }
   }
   for (std::size_t id = 0; id < n; ++id) {
-    if (!present[id]) {
-      return result<std::vector<term_interval>>(
-          errc::parse_error, src + ": ids must be 0.." + std::to_string(n - 1) + " with none missing; id " +
-                                 std::to_string(id) + " is missing");
+    if (present[id]) continue;
+    // With no duplicates, a missing id means some row's id is N or more: name that row.
+    for (const auto& r : rows) {
+      if (static_cast<std::uint64_t>(r.id) >= n) {
+        return fail(line_of[r.id], 1, "id " + std::to_string(r.id) + " is not in 0.." + std::to_string(n - 1) +
+                                          ": ids must be 0..N-1 with none missing; id " + std::to_string(id) +
+                                          " is missing");
+      }
     }
   }
   return out;
