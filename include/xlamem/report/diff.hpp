@@ -119,7 +119,8 @@ struct timeline_diff {
 
 /// One statistic before and after.
 struct stat_change {
-  std::string_view name;  ///< "peak", "argument", "output", "alias", "temp", "host temp", "all allocations"
+  std::string_view name;  ///< "peak", "argument", "output", "alias", "temp", "host temp", "host peak",
+                          ///< "to host", "to device" (bytes transferred), "all allocations"
   std::int64_t before = 0, after = 0;
   [[nodiscard]] std::int64_t delta() const noexcept { return after - before; }
 };
@@ -164,6 +165,9 @@ struct memory_report_diff {
       {"alias", x.alias_size_in_bytes, y.alias_size_in_bytes},
       {"temp", x.temp_size_in_bytes, y.temp_size_in_bytes},
       {"host temp", x.host_temp_size_in_bytes, y.host_temp_size_in_bytes},
+      {"host peak", a.host_peak(), b.host_peak()},
+      {"to host", a.transferred_bytes(true), b.transferred_bytes(true)},
+      {"to device", a.transferred_bytes(false), b.transferred_bytes(false)},
       {"all allocations", x.total_allocation_bytes, y.total_allocation_bytes},
   };
   return d;

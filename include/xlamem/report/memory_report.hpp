@@ -30,6 +30,7 @@
 #include "xlamem/passes/memory_stats.hpp"
 #include "xlamem/passes/memory_usage.hpp"
 #include "xlamem/report/memory_timeline.hpp"
+#include "xlamem/report/op_source.hpp"
 
 namespace xlamem::report {
 
@@ -86,6 +87,18 @@ struct memory_space_peak {
   std::int64_t time = 0;   ///< the first time with that many
 };
 
+/// One instruction that moves bytes from one memory space to another (host offloading;
+/// `report/memory_transfers.hpp` finds them in a module).
+struct memory_transfer {
+  std::string instruction;
+  std::string opcode;
+  std::int64_t from_color = 0;
+  std::int64_t to_color = 0;
+  std::int64_t bytes = 0;
+  std::int64_t time = -1;  ///< its step in the schedule; -1 when it is not there (in a loop body)
+  op_source source;
+};
+
 /// A compiled program's memory for people.
 struct memory_report {
   std::string file;         ///< what was read (in a dump folder: the module chosen)
@@ -103,7 +116,25 @@ struct memory_report {
   std::vector<fragmentation> fragmentation_at_peak;  ///< of each heap, largest first
   std::vector<report_allocation> allocations;
   std::vector<report_live_range> live_ranges;
+  std::vector<memory_transfer> transfers;  ///< between memory spaces, in module order (from a module only)
   std::string xla_table;         ///< the allocation table in XLA's dump format (filled by the readers of io/)
+
+  /// The peak of host memory (0 when nothing lives there).
+  [[nodiscard]] std::int64_t host_peak() const noexcept {
+    for (const auto& m : memory_spaces) {
+      if (m.host) return m.bytes;
+    }
+    return 0;
+  }
+  /// Bytes the transfers move into host memory (`to_host`) or out of it, each instruction once
+  /// (a loop body's once, however often the loop runs).
+  [[nodiscard]] std::int64_t transferred_bytes(bool to_host) const noexcept {
+    std::int64_t sum = 0;
+    for (const auto& t : transfers) {
+      if ((to_host ? t.to_color : t.from_color) == timeline.host_color) sum += t.bytes;
+    }
+    return sum;
+  }
 
   /// The instruction running at `time`, or "" outside the schedule.
   [[nodiscard]] std::string instruction_at(std::int64_t time) const {
@@ -220,6 +251,17 @@ void visit_fields(const report_live_range& r, F&& f) {
 }
 
 template <class F>
+void visit_fields(const memory_transfer& t, F&& f) {
+  f("instruction", t.instruction);
+  f("opcode", t.opcode);
+  f("from_color", t.from_color);
+  f("to_color", t.to_color);
+  f("bytes", t.bytes);
+  f("time", t.time);
+  if (!t.source.empty()) f("source", t.source);
+}
+
+template <class F>
 void visit_fields(const memory_space_peak& m, F&& f) {
   f("color", m.color);
   f("host", m.host);
@@ -246,6 +288,7 @@ void visit_fields(const memory_report& r, F&& f) {
   f("buffers", r.timeline.buffers);
   f("allocations", r.allocations);
   f("live_ranges", r.live_ranges);
+  f("transfers", r.transfers);
 }
 
 }  // namespace xlamem::report

@@ -372,6 +372,7 @@ void visit_fields(const timeline_buffer& b, F&& f) {
   f("kind", name_of(b.kind));
   f("allocation", b.allocation);
   f("offset", b.offset);
+  f("color", b.color);
   f("start", b.start);
   f("end", b.end);
   if (!b.source.empty()) f("source", b.source);

@@ -20,6 +20,7 @@
 #include "xlamem/packing/solvers.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/report/memory_report.hpp"
+#include "xlamem/report/memory_transfers.hpp"
 #include "xlamem/report/plan_timeline.hpp"
 
 namespace xlamem::report {
@@ -82,8 +83,9 @@ struct timed_plan {
 /// Sources by instruction name from a module's metadata.
 [[nodiscard]] inline source_table sources_of(const hlo::module& m) {
   source_table s;
+  const stack_frame_index frames(m);
   for (const auto& i : m.instructions) {
-    auto src = source_of(m, i);
+    auto src = source_of(frames, i);
     if (!src.empty()) s.emplace(i.name, std::move(src));
   }
   return s;
@@ -142,6 +144,7 @@ namespace detail {
     r.live_ranges.push_back({v, la.value_name(m, v, false), la.range(v).start, la.range(v).end,
                              static_cast<std::int64_t>(df.get(v).bytes)});
   }
+  r.transfers = memory_transfers_of(m, r.timeline.schedule);
   return build_report(std::move(r));
 }
 

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: Apache-2.0
+// xlamem._xlamem: the library's front door for Python (issue 33). Every call goes to a function
+// the CLI calls too (io/memory_report_input.hpp, report/diff.hpp, packing/solvers.hpp and the
+// writers of io/); nothing here plans, packs or formats. Planning and packing release the GIL:
+// arguments are converted to C++ values first, the library runs without Python.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/json.hpp"
+#include "xlamem/io/memory_report_input.hpp"
+#include "xlamem/io/memory_report_page.hpp"
+#include "xlamem/io/memory_report_text.hpp"
+#include "xlamem/io/packing_report.hpp"
+#include "xlamem/io/safe_text.hpp"
+#include "xlamem/packing/solvers.hpp"
+#include "xlamem/report/diff.hpp"
+#include "xlamem/version.hpp"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace {
+
+/// A library error on its way to Python: FileNotFoundError for a missing file, else
+/// xlamem.XlamemError (a ValueError) with the library's message, which names the place.
+struct library_error {
+  xlamem::error e;
+};
+
+template <class T>
+T value_or_throw(xlamem::result<T>&& r) {
+  if (!r) throw library_error{r.error()};
+  return std::move(*r);
+}
+
+xlamem::report_request make_request(const std::string& backend, const std::string& solver, std::int64_t alignment,
+                                    double time_limit, const std::string& module, bool replan) {
+  xlamem::report_request r;
+  r.backend = backend;
+  r.solver = solver;
+  r.alignment = alignment;
+  r.time_limit_seconds = time_limit;
+  r.module_name = module;
+  r.replan = replan;
+  return r;
+}
+
+/// The report of HLO module text or XLA's buffer-assignment dump text.
+xlamem::report::memory_report report_of_text(const std::string& text, const std::string& name,
+                                             const std::string& backend, const std::string& solver,
+                                             std::int64_t alignment, double time_limit) {
+  return value_or_throw(
+      xlamem::report_from_text(text, name, make_request(backend, solver, alignment, time_limit, "", false)));
+}
+
+/// The report of a module file, XLA's dump file or an --xla_dump_to folder.
+xlamem::report::memory_report report_of_path(const std::string& path, const std::string& backend,
+                                             const std::string& solver, std::int64_t alignment, double time_limit,
+                                             const std::string& module, bool replan) {
+  return value_or_throw(
+      xlamem::read_memory_report(path, make_request(backend, solver, alignment, time_limit, module, replan)));
+}
+
+/// What a packing gives back to Python: `xlamem pack --json`'s document, its text report and
+/// result line, and the offsets (empty when not placed).
+using pack_answer = std::tuple<std::string, std::string, std::vector<std::int64_t>>;
+
+pack_answer pack_problem(const xlamem::packing_problem& p, const std::string& name, const std::string& solver,
+                         std::int64_t capacity, double time_limit, std::uint64_t seed) {
+  xlamem::solve_options o;
+  o.capacity = capacity;
+  o.time_limit_seconds = time_limit;
+  o.seed = seed;
+  auto named = value_or_throw(xlamem::parse_solver(solver));
+  auto r = value_or_throw(xlamem::solve(p, named, o));
+  const xlamem::packing_report report{name, &p, named.name, o, r};
+  return {xlamem::json_document("pack", report), xlamem::packing_text(report) + xlamem::packing_result_line(r),
+          r.placed() ? r.placement.offsets : std::vector<std::int64_t>{}};
+}
+
+/// Packs buffers given as (lower, upper, size, alignment) rows with their ids.
+pack_answer pack_rows(const std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>>& rows,
+                      const std::vector<std::string>& ids, const std::string& solver, std::int64_t capacity,
+                      double time_limit, std::uint64_t seed) {
+  xlamem::packing_problem p;
+  p.buffers.reserve(rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const auto& [lower, upper, size, alignment] = rows[i];
+    xlamem::interval_buffer b;
+    b.id = i < ids.size() ? ids[i] : std::to_string(i);
+    b.lower = lower;
+    b.upper = upper;
+    b.size = size;
+    b.alignment = alignment;
+    p.buffers.push_back(std::move(b));
+  }
+  return pack_problem(p, "<python>", solver, capacity, time_limit, seed);
+}
+
+/// Packs the buffers of interval CSV text (MiniMalloc's format); `name` names it in messages.
+pack_answer pack_csv(const std::string& text, const std::string& name, const std::string& solver,
+                     std::int64_t capacity, double time_limit, std::uint64_t seed) {
+  auto csv = value_or_throw(xlamem::read_interval_csv(text, name));
+  return pack_problem(csv.problem, name, solver, capacity, time_limit, seed);
+}
+
+}  // namespace
+
+NB_MODULE(_xlamem, m) {
+  m.doc() = "xlamem's C++ front door (use the xlamem package, not this module)";
+  m.attr("__version__") = std::string(xlamem::version_string);
+
+  // xlamem.XlamemError (a ValueError); the module holds the type, the translator gets it as
+  // its payload. FileNotFoundError for a path that is not there.
+  nb::object error_type = nb::steal(PyErr_NewException("xlamem._xlamem.XlamemError", PyExc_ValueError, nullptr));
+  m.attr("XlamemError") = error_type;
+  nb::register_exception_translator(
+      [](const std::exception_ptr& p, void* payload) {
+        try {
+          std::rethrow_exception(p);
+        } catch (const library_error& e) {
+          PyObject* type = e.e.code() == xlamem::errc::not_found ? PyExc_FileNotFoundError : static_cast<PyObject*>(payload);
+          PyErr_SetString(type, e.e.message().c_str());
+        }
+      },
+      error_type.ptr());
+
+  using xlamem::report::memory_report;
+  nb::class_<memory_report>(m, "NativeReport")
+      .def_ro("file", &memory_report::file)
+      .def_ro("module", &memory_report::module)
+      .def_ro("description", &memory_report::description)
+      .def_ro("from_xla", &memory_report::from_xla)
+      .def_ro("scheduled", &memory_report::scheduled)
+      .def_ro("instructions", &memory_report::instructions)
+      .def_ro("planning_seconds", &memory_report::planning_seconds)
+      .def_ro("xla_table", &memory_report::xla_table)
+      .def("summary", [](const memory_report& r, std::size_t top) { return xlamem::summary_text(r, top); }, "top"_a = 10)
+      .def("json", [](const memory_report& r) { return xlamem::json_document("plan", r); })
+      .def("page", [](const memory_report& r, std::size_t top) { return xlamem::report_page(r, top); }, "top"_a = 20)
+      .def("svg", [](const memory_report& r) { return xlamem::report_svg(r); });
+
+  using xlamem::report::memory_report_diff;
+  nb::class_<memory_report_diff>(m, "NativeDiff")
+      .def("text", [](const memory_report_diff& d, std::size_t top) { return xlamem::diff_text(d, top); }, "top"_a = 12)
+      .def("json", [](const memory_report_diff& d) { return xlamem::json_document("diff", d); });
+
+  m.def("report_of_text", &report_of_text, "text"_a, "name"_a, "backend"_a, "solver"_a, "alignment"_a,
+        "time_limit"_a, nb::call_guard<nb::gil_scoped_release>());
+  m.def("report_of_path", &report_of_path, "path"_a, "backend"_a, "solver"_a, "alignment"_a, "time_limit"_a,
+        "module"_a, "replan"_a, nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "diff", [](const memory_report& a, const memory_report& b) { return xlamem::report::diff(a, b); }, "a"_a, "b"_a,
+      nb::call_guard<nb::gil_scoped_release>());
+  m.def("pack_rows", &pack_rows, "rows"_a, "ids"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("pack_csv", &pack_csv, "text"_a, "name"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a,
+        nb::call_guard<nb::gil_scoped_release>());
+  m.def("solver_names", [] { return xlamem::solver_names(); });
+  m.def("terminal_text", [](const std::string& s) { return xlamem::terminal_text(s); });
+  m.def("solvers_help", [] { return xlamem::solvers_help(); });
+}
