@@ -311,6 +311,7 @@ def main():
 
     consistency(hlo, csv, intervals, broken, bad)
     diagnosis(hlo)
+    dump_folder_sources()
     sharding()
     reliability_checks()
 
@@ -318,6 +319,27 @@ def main():
     for f in failures:
         print("\n--- " + f)
     return 1 if failures else 0
+
+
+def dump_folder_sources():
+    """`xlamem plan DIR` on an --xla_dump_to folder written by JAX 0.12 reads XLA's own plan and
+    takes the sources from the module beside it (its stack-frame tables): file:line, not only
+    op names (issue 36). The folder is one program of the corpus, unpacked here."""
+    import tarfile
+    archive = os.path.join(ROOT, "test", "data", "xla-corpus", "jax-0.12.0.1.tar.xz")
+    folder = os.path.join(WORK, "dump-moe_topk")
+    os.makedirs(folder, exist_ok=True)
+    with tarfile.open(archive) as tar:
+        for m in tar.getmembers():
+            if m.isfile() and "/moe_topk/" in m.name and m.name.endswith(".txt"):
+                with open(os.path.join(folder, os.path.basename(m.name)), "wb") as out:
+                    out.write(tar.extractfile(m).read())
+    p = run(["plan", folder])
+    check("XLA's" in p.stdout and ".py:" in p.stdout, "plan DIR: XLA's own plan with file:line sources from the module")
+    dump = [f for f in os.listdir(folder) if f.endswith("-buffer-assignment.txt")]
+    if dump:
+        p = run(["plan", os.path.join(folder, dump[0])])
+        check(".py:" in p.stdout, "plan *-buffer-assignment.txt: file:line sources from the module beside it")
 
 
 def sharding():
@@ -403,12 +425,55 @@ def reliability_checks():
         for sub in ["reduce", "plan", "pack", "propagate"]:
             bad([sub, "/dev/zero"], "/dev/zero: is not a regular file", what=f"{sub}: /dev/zero")
 
-    bad(["reduce", write("bigid.csv", "id,first,last\n100000000,0,1\n")], "bigid.csv:", "id 0 is missing",
+    bad(["reduce", write("bigid.csv", "id,first,last\n100000000,0,1\n")], "bigid.csv:2:1:", "id 0 is missing",
         what="reduce: one huge id")
     bad(["reduce", write("maxlast.csv", "id,first,last\n0,0,9223372036854775807\n")], "maxlast.csv:2:5:",
         "out of range", what="reduce: last = INT64_MAX")
     bad(["reduce", write("norows.csv", "id,first,last\n")], "norows.csv:1:1:", "no primitives",
         what="reduce: no rows")
+    # A dump folder with decoys named like modules (a FIFO, a stale link, a folder) and many
+    # modules: the real module is planned, the no-match message stays short (issue 35, N7, N8).
+    decoys = os.path.join(WORK, "decoys")
+    os.makedirs(decoys, exist_ok=True)
+    with open(os.path.join(decoys, "module_real.cpu_after_optimizations.txt"), "w") as f:
+        f.write(mlp_module(8))
+    fifo = os.path.join(decoys, "module_zfifo.cpu_after_optimizations.txt")
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    stale = os.path.join(decoys, "module_zstale.cpu_after_optimizations.txt")
+    if not os.path.lexists(stale):
+        os.symlink(os.path.join(decoys, "gone"), stale)
+    os.makedirs(os.path.join(decoys, "module_zdir.cpu_after_optimizations.txt"), exist_ok=True)
+    for k in range(300):
+        open(os.path.join(decoys, f"module_{k:04d}.cpu_after_optimizations-buffer-assignment.txt"), "w").close()
+    p = run(["plan", decoys, "--module", "module_real"])
+    check("peak" in p.stdout, "plan DIR --module: FIFOs, stale links and folders named like modules are passed over")
+    p = run(["plan", decoys, "--module", "nomatch"], expect_code=3)
+    check("and 281 more" in p.stderr and len(p.stderr) < 2000,
+          f"plan DIR --module nomatch: a short message ({len(p.stderr)} bytes)")
+    # Output lost on a full disk is a failure with the reason (issue 35, N13): a file asked for
+    # and standard output alike.
+    if os.path.exists("/dev/full"):
+        csv = os.path.join(ROOT, "examples", "packing", "transformer_step.csv")
+        bad(["pack", csv, "--output", "/dev/full"], "/dev/full", "No space left", what="pack --output /dev/full")
+        bad(["pack", csv, "--svg", "/dev/full"], "/dev/full", "No space left", what="pack --svg /dev/full")
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([EXE, "pack", csv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
+        check(p.returncode == 3 and "standard output" in p.stderr, "pack > /dev/full: exit 3, naming standard output")
+    # XLA writes {INT64_MAX, 0} for a primitive that is never live: read as no interval, and
+    # reduced exactly as any other empty pair (issue 36).
+    rows = ["id,first,last", "0,0,9", "1,9223372036854775807,0", "2,2,7", "3,4,12", "4,9223372036854775807,0", "5,0,12"]
+    marker = run(["reduce", write("xla-empty.csv", "\n".join(rows) + "\n"), "--json"])
+    plain = run(["reduce", write("plain-empty.csv", "\n".join(r.replace("9223372036854775807,0", "1,0")
+                                                                for r in rows) + "\n"), "--json"])
+    if marker.returncode == 0 and plain.returncode == 0:
+        a, b = json.loads(marker.stdout), json.loads(plain.stdout)
+        a.pop("file", None), b.pop("file", None)
+        for d in (a, b):
+            for k in [k for k in d if "seconds" in k]:
+                d.pop(k)
+            d["intervals"] = [iv if iv[0] <= iv[1] else "empty" for iv in d.get("intervals", [])]
+        check(a == b, "reduce: XLA's empty-interval marker {INT64_MAX, 0} reduces as any empty interval")
 
     token = "q" * 5_000_000
     bad(["plan", write("token.hlo", module(f"  ROOT p = f32[] {token}(0)\n"))], "token.hlo:4:", "unknown opcode",
