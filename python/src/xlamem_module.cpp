@@ -24,6 +24,7 @@
 #include "xlamem/io/memory_report_text.hpp"
 #include "xlamem/io/packing_report.hpp"
 #include "xlamem/io/safe_text.hpp"
+#include "xlamem/io/text_format.hpp"
 #include "xlamem/packing/solvers.hpp"
 #include "xlamem/report/diff.hpp"
 #include "xlamem/version.hpp"
@@ -147,6 +148,9 @@ NB_MODULE(_xlamem, m) {
       .def_ro("instructions", &memory_report::instructions)
       .def_ro("planning_seconds", &memory_report::planning_seconds)
       .def_ro("xla_table", &memory_report::xla_table)
+      .def_prop_ro("host_peak", [](const memory_report& r) { return r.host_peak(); })
+      .def_prop_ro("bytes_to_host", [](const memory_report& r) { return r.transferred_bytes(true); })
+      .def_prop_ro("bytes_to_device", [](const memory_report& r) { return r.transferred_bytes(false); })
       .def("summary", [](const memory_report& r, std::size_t top) { return xlamem::summary_text(r, top); }, "top"_a = 10)
       .def("json", [](const memory_report& r) { return xlamem::json_document("plan", r); })
       .def("page", [](const memory_report& r, std::size_t top) { return xlamem::report_page(r, top); }, "top"_a = 20)
@@ -170,5 +174,6 @@ NB_MODULE(_xlamem, m) {
         nb::call_guard<nb::gil_scoped_release>());
   m.def("solver_names", [] { return xlamem::solver_names(); });
   m.def("terminal_text", [](const std::string& s) { return xlamem::terminal_text(s); });
+  m.def("human_bytes", [](std::int64_t bytes) { return xlamem::human_bytes(bytes); });
   m.def("solvers_help", [] { return xlamem::solvers_help(); });
 }

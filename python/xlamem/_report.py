@@ -9,6 +9,8 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
+from . import _xlamem
+
 # compiled_memory_stats' fields, in XLA's order (passes/memory_stats.hpp).
 STAT_FIELDS = (
     "generated_code_size_in_bytes", "argument_size_in_bytes", "output_size_in_bytes",
@@ -117,13 +119,6 @@ class Transfer:
     source: Optional[Source]
 
 
-def _human(n: int) -> str:
-    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n} B"
-
-
 class MemoryReport:
     """The memory report of one compiled program (docs/python.md).
 
@@ -158,8 +153,8 @@ class MemoryReport:
         return self._native.summary(top)
 
     def __repr__(self) -> str:
-        return (f"<xlamem.MemoryReport {self.module!r}: peak {_human(self.peak_bytes)} at step "
-                f"{self.peak_time} ({self.peak_instruction}), temp {_human(self.stats.temp_size_in_bytes)}>")
+        return (f"<xlamem.MemoryReport {self.module!r}: peak {_xlamem.human_bytes(self.peak_bytes)} at step "
+                f"{self.peak_time} ({self.peak_instruction}), temp {_xlamem.human_bytes(self.stats.temp_size_in_bytes)}>")
 
     def page(self, top: int = 20) -> str:
         """The self-contained interactive page (`xlamem plan --html`)."""
@@ -251,24 +246,17 @@ class MemoryReport:
     @property
     def bytes_to_host(self) -> int:
         """Bytes the transfers move into host memory (each instruction once)."""
-        host = self._host_colors
-        return sum(t.bytes for t in self.transfers if t.to_color in host)
+        return self._native.bytes_to_host
 
     @property
     def bytes_to_device(self) -> int:
         """Bytes the transfers move out of host memory (each instruction once)."""
-        host = self._host_colors
-        return sum(t.bytes for t in self.transfers if t.from_color in host)
+        return self._native.bytes_to_device
 
     @property
     def host_peak_bytes(self) -> int:
         """The peak of host memory (0 when nothing lives there)."""
-        return next((m.peak_bytes for m in self.memory_spaces if m.host), 0)
-
-    @property
-    def schedule(self) -> list[str]:
-        """The instruction running at each time step."""
-        return list(self._json["schedule"])
+        return self._native.host_peak
 
     @property
     def memory_spaces(self) -> list[MemorySpace]:

@@ -63,17 +63,9 @@ class hlo_parser : public instruction_grammar {
     if (nm.empty()) return fail(p_, "expected a module name, found " + found(p_));
     m_.name = std::string(nm);
     for (;;) {
-      const std::size_t save = p_;
-      if (!ws()) return false;
-      if (peek() != ',') {
-        p_ = save;
-        return true;
-      }
-      ++p_;
-      if (!ws()) return false;
-      const std::size_t kp = p_;
-      const std::string_view key = name();
-      if (key.empty()) return fail(kp, "expected a module attribute name, found " + found(kp));
+      std::string_view key;
+      if (!next_attribute_key(key, "a module attribute name")) return false;
+      if (key.empty()) return true;
       if (!expect('=', "after a module attribute name") || !ws()) return false;
       const std::size_t vb = p_;
       if (key == "is_scheduled") {

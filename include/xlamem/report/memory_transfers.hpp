@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -49,7 +50,7 @@ namespace detail {
       if (ref.role == hlo::call_role::calls) fused[hlo::index_of(ref.computation)] = true;
     }
   }
-  const stack_frame_index frames(m);
+  std::optional<stack_frame_index> frames;  // built at the first transfer: most modules have none
   std::map<std::string_view, std::int64_t> step;
   for (std::size_t t = 0; t < schedule.size(); ++t) step.emplace(schedule[t], static_cast<std::int64_t>(t));
 
@@ -75,7 +76,8 @@ namespace detail {
       if (a == b) continue;
       memory_transfer t{in.name, std::string(hlo::name_of(in.opcode)), a, b, detail::bytes_of(*moved), -1, {}};
       if (const auto s = step.find(in.name); s != step.end()) t.time = s->second;
-      t.source = source_of(frames, in);
+      if (!frames) frames.emplace(m);
+      t.source = source_of(*frames, in);
       out.push_back(std::move(t));
     }
   }

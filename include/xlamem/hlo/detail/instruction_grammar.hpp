@@ -273,20 +273,31 @@ class instruction_grammar : public shape_grammar {
     return true;
   }
 
+  // The key of the next `, key=value` of an attribute list (the module's or an instruction's):
+  // empty at the list's end (the position kept before it), false when malformed. `what` names a
+  // key in the message ("an attribute name").
+  bool next_attribute_key(std::string_view& key, std::string_view what) {
+    key = {};
+    const std::size_t save = p_;
+    if (!ws()) return false;
+    if (peek() != ',') {
+      p_ = save;
+      return true;
+    }
+    ++p_;
+    if (!ws()) return false;
+    const std::size_t kp = p_;
+    key = name();
+    if (key.empty()) return fail(kp, "expected " + std::string(what) + ", found " + found(kp));
+    return true;
+  }
+
   // `, key=value` attributes; every one is kept verbatim too.
   bool instruction_attributes(instruction& in, instruction_id id) {
     for (;;) {
-      const std::size_t save = p_;
-      if (!ws()) return false;
-      if (peek() != ',') {
-        p_ = save;
-        return true;
-      }
-      ++p_;
-      if (!ws()) return false;
-      const std::size_t kp = p_;
-      const std::string_view key = name();
-      if (key.empty()) return fail(kp, "expected an attribute name, found " + found(kp));
+      std::string_view key;
+      if (!next_attribute_key(key, "an attribute name")) return false;
+      if (key.empty()) return true;
       if (!expect('=', ("after attribute name " + quoted(key)).c_str()) || !ws()) return false;
       const std::size_t vb = p_;
       if (!attribute_value(in, id, key, vb)) return false;
