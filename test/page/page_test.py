@@ -123,7 +123,7 @@ def selftest_record(dom):
     return json.loads(text)
 
 
-def check_page(browser, exe, module, work, name, shots, extra_args=()):
+def check_page(browser, exe, module, work, name, shots, extra_args=(), host=False):
     page = os.path.join(work, name + ".html")
     proc = subprocess.run([exe, "plan", module, "--html", page, *extra_args], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=300)
@@ -158,6 +158,17 @@ def check_page(browser, exe, module, work, name, shots, extra_args=()):
               f"{name} [{tab}]: the tooltip gives size and live range")
         check(rec.get("zoomed") is True, f"{name} [{tab}]: the wheel zooms in")
         check(rec.get("panned") is True, f"{name} [{tab}]: dragging pans (view {rec.get('view')})")
+        if host and tab == "memory":
+            print(f"        host chart: {rec.get('host_rects')} runs, {rec.get('host_transfers')} transfers, "
+                  f"tooltip {rec.get('host_tooltip', '')[:100]!r}")
+            check((rec.get("host_rects") or 0) > 0, f"{name} [{tab}]: the host memory chart is drawn")
+            check((rec.get("host_transfers") or 0) > 0 and rec.get("host_expected")
+                  and rec["host_expected"] in rec.get("host_tooltip", ""),
+                  f"{name} [{tab}]: hovering a transfer marker names its instruction")
+            check("moves" in rec.get("host_tooltip", "") and "host" in rec.get("host_tooltip", ""),
+                  f"{name} [{tab}]: the transfer's tooltip gives its bytes and direction")
+        elif tab == "memory":
+            check("host_rects" not in rec, f"{name} [{tab}]: no host chart where nothing lives in host memory")
         check(rec.get("ok") is True, f"{name} [{tab}]: the page's self-test passed")
         png = os.path.join(work, f"{name}-{tab}.png")
         if os.path.exists(png):
@@ -199,6 +210,9 @@ def main():
                "mlp_train_step", shots)
     check_page(browser, exe, write_module(os.path.join(work, "mlp_with_metadata.hlo"), 256), work,
                "mlp_with_metadata", shots)
+    # Host offloading as XLA's host offloader leaves it: the second chart, host memory.
+    check_page(browser, exe, os.path.join(root, "test", "data", "memory-spaces", "offloaded.hlo"), work,
+               "host_offload", shots, host=True)
     print(f"page: {len(failures)} failed")
     for f in failures:
         print("--- " + f)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Python package's tests (issue 33), as a user gets it: a wheel built by `pip wheel .`
 # (meson-python and nanobind from PyPI, in pip's isolated build environment), checked for this
-# machine's paths, installed with jax (CPU), nbclient and ipykernel into a fresh virtual
+# machine's paths, installed with jax (CPU), nbclient, ipykernel and pandas into a fresh virtual
 # environment, then test/python/python_test.py.
 #   test/python/run.sh [WORK_DIR]     (default build/python; the C++ CLI is compared when built)
 set -euo pipefail
@@ -44,8 +44,8 @@ if bad:
 print(f"python tests: ok      the wheel holds no build-machine paths ({len(needles)} patterns)")
 PY
 
-"$work/venv/bin/pip" install --quiet "$wheel" jax nbclient nbformat ipykernel
-echo "python tests: installed the wheel, jax, nbclient and ipykernel in $(($(date +%s) - wheel_done)) s"
+"$work/venv/bin/pip" install --quiet "$wheel" jax nbclient nbformat ipykernel pandas
+echo "python tests: installed the wheel, jax, nbclient, ipykernel and pandas in $(($(date +%s) - wheel_done)) s"
 cli="$root/build/tools/xlamem/xlamem"
 # The venv first on PATH: the notebook's kernel (ipykernel's kernel.json says "python") is this one.
 PATH="$work/venv/bin:$PATH" "$work/venv/bin/python" "$root/test/python/python_test.py" "$root" "$work/test" \

@@ -5,6 +5,8 @@
 // from the device peak, the summary's transfer line and the diff's rows.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <string>
 
 #include "xlamem/input_file.hpp"
@@ -82,6 +84,17 @@ TEST_SUITE("report/memory_transfers") {
     const auto page = xlamem::report_page(r);
     CHECK(page.find("host memory peak") != std::string::npos);
     CHECK(page.find("to host, ") != std::string::npos);
+    // The page's host chart: its data names the host colour and each transfer with its step.
+    CHECK(page.find("\"host\":{\"color\":5") != std::string::npos);
+    CHECK(page.find("<svg id=\"host\"") != std::string::npos);
+    for (const auto& m : r.transfers) {
+      if (m.time >= 0) CHECK(page.find("[" + std::to_string(m.time) + "," + std::to_string(m.bytes) + ",") != std::string::npos);
+    }
+    // Host use over time peaks where memory_spaces says, and is never above it.
+    const auto usage = xlamem::report::memory_space_usage(r.timeline, r.timeline.host_color);
+    std::int64_t most = 0;
+    for (const auto v : usage) most = std::max(most, v);
+    CHECK(most == r.host_peak());
   }
 
   TEST_CASE("XLA's BasicDusDs after its host offloader: 16 MiB each way, a 32 MiB host buffer") {
@@ -98,6 +111,7 @@ TEST_SUITE("report/memory_transfers") {
     const auto before = report_of("kept.hlo");
     CHECK(before.transfers.empty());
     CHECK(before.host_peak() == 0);
+    CHECK(xlamem::report_page(before).find("\"host\":{") == std::string::npos);  // no host chart
     const auto after = report_of("offloaded.hlo");
     const auto d = xlamem::report::diff(before, after);
     bool to_host = false, host_peak = false;

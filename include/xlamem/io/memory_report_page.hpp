@@ -8,7 +8,10 @@
 /// band, coloured by kind) or by kind; the peak marked; hover shows a buffer's name, shape,
 /// size, live range and source; the wheel zooms, dragging pans, a double click resets; the
 /// largest buffers live at the peak in a table (hovering a row highlights its buffer); a
-/// second tab with the temporary heap's offsets over time. With `#selftest` in the address
+/// second tab with the temporary heap's offsets over time. When anything lives in host memory or
+/// moves there (host offloading), a second chart under the first: host bytes over time on the
+/// same time axis (zoomed and panned with it), each transfer marked (up: to host, down: back)
+/// with its instruction, bytes and source on hover. With `#selftest` in the address
 /// the page hovers its own largest peak buffer through a synthetic mouse event at that
 /// buffer's place on screen and writes what the tooltip then says into `#selftest` (the
 /// Chromium test, test/page/page_test.py, reads it), together with any script error.
@@ -94,8 +97,8 @@ function ticks(max, n) {
   for (const m of [1, 2, 5, 10]) if (p * m >= raw) return p * m;
   return p * 10;
 }
-function axes(svg, ymax, title) {
-  const Y = b => T + PH - b / ymax * PH;
+function axes(svg, ymax, title, ph = PH) {
+  const Y = b => T + ph - b / ymax * ph;
   const g = el('g', {'font-size': 11, fill: '#444'}, svg);
   const ys = ticks(ymax, 6);
   for (let b = 0; b <= ymax; b += ys) {
@@ -104,15 +107,15 @@ function axes(svg, ymax, title) {
   }
   const ts = Math.max(1, ticks(view.t1 - view.t0, 10));
   for (let t = Math.ceil(view.t0 / ts) * ts; t <= view.t1; t += ts) {
-    el('text', {x: X(t), y: T + PH + 16, 'text-anchor': 'middle'}, g).textContent = String(t);
+    el('text', {x: X(t), y: T + ph + 16, 'text-anchor': 'middle'}, g).textContent = String(t);
   }
-  el('text', {x: L + PW / 2, y: H - 4, 'text-anchor': 'middle'}, g).textContent = title;
-  el('rect', {x: L, y: T, width: PW, height: PH, fill: 'none', stroke: '#999'}, svg);
+  el('text', {x: L + PW / 2, y: T + ph + B - 4, 'text-anchor': 'middle'}, g).textContent = title;
+  el('rect', {x: L, y: T, width: PW, height: ph, fill: 'none', stroke: '#999'}, svg);
   return Y;
 }
-function clipped(svg, id) {
+function clipped(svg, id, ph = PH) {
   const defs = el('defs', {}, svg), cp = el('clipPath', {id: id}, defs);
-  el('rect', {x: L, y: T, width: PW, height: PH}, cp);
+  el('rect', {x: L, y: T, width: PW, height: ph}, cp);
   return el('g', {'clip-path': 'url(#' + id + ')'}, svg);
 }
 function drawMemory() {
@@ -146,6 +149,45 @@ function drawMemory() {
   el('line', {x1: L, x2: L + PW, y1: py, y2: py, stroke: '#c0392b', 'stroke-width': 1, 'pointer-events': 'none'}, svg);
   const lab = el('text', {x: L + PW - 4, y: py - 5, 'text-anchor': 'end', fill: '#c0392b', 'font-size': 12, 'pointer-events': 'none'}, svg);
   lab.textContent = 'peak ' + human(D.peak.bytes) + ' at time ' + D.peak.time + ' (' + (D.schedule[D.peak.time] || '') + ')';
+}
+// Host memory (D.host: runs [first, last, bytes] of equal use, the peak, the transfers
+// [time, bytes, to host?, instruction, source]) on the memory chart's time axis.
+const HPH = 220 - T - B;
+function drawHost() {
+  if (!D.host) return;
+  const svg = document.getElementById('host');
+  svg.textContent = '';
+  let ymax = Math.max(1, D.host.peak.bytes);
+  for (const m of D.host.transfers) ymax = Math.max(ymax, m[1]);
+  ymax *= 1.12;
+  const Y = axes(svg, ymax, 'host memory over time (memory space ' + D.host.color + '); \u25b2 moved to host, \u25bc back', HPH);
+  const g = clipped(svg, 'clip-host', HPH);
+  for (const u of D.host.usage) {
+    if (u[1] + 1 < view.t0 || u[0] > view.t1) continue;
+    const x = X(u[0]), w = Math.max(0.5, X(u[1] + 1) - x);
+    el('rect', {x: x, y: Y(u[2]), width: w, height: Math.max(0.5, Y(0) - Y(u[2])), fill: 'hsl(45,75%,58%)',
+                'data-host': u[2], 'data-t0': u[0], 'data-t1': u[1], class: 'host'}, g);
+  }
+  D.host.transfers.forEach((m, k) => {
+    if (m[0] < view.t0 || m[0] > view.t1) return;
+    const x = X(m[0] + 0.5), up = m[2] === 1, y0 = T + 4, y1 = T + 16;
+    el('line', {x1: x, x2: x, y1: y1, y2: T + HPH, stroke: up ? '#2e7d32' : '#1565c0', 'stroke-dasharray': '2,3',
+                'pointer-events': 'none'}, g);
+    el('path', {d: up ? 'M' + (x - 7) + ',' + y1 + 'L' + (x + 7) + ',' + y1 + 'L' + x + ',' + y0 + 'Z'
+                      : 'M' + (x - 7) + ',' + y0 + 'L' + (x + 7) + ',' + y0 + 'L' + x + ',' + y1 + 'Z',
+                fill: up ? '#2e7d32' : '#1565c0', 'data-transfer': k}, g);
+  });
+  const py = Y(D.host.peak.bytes);
+  el('line', {x1: L, x2: L + PW, y1: py, y2: py, stroke: '#c0392b', 'pointer-events': 'none'}, svg);
+  el('text', {x: L + PW - 4, y: py - 5, 'text-anchor': 'end', fill: '#c0392b', 'font-size': 12, 'pointer-events': 'none'}, svg)
+      .textContent = 'host peak ' + human(D.host.peak.bytes) + ' at time ' + D.host.peak.time;
+}
+function describeTransfer(k) {
+  const m = D.host.transfers[k];
+  let s = '<b>' + esc(m[3]) + '</b><br>moves ' + human(m[1]) + ' (' + m[1] + ' B) ' + (m[2] === 1 ? 'to host' : 'back from host') +
+          '<br>at time ' + m[0];
+  if (m[4]) s += '<br>source ' + esc(m[4]);
+  return s;
 }
 function drawHeap() {
   const svg = document.getElementById('heap');
@@ -182,6 +224,12 @@ function hover(e) {
   const t = e.target;
   let html = null;
   if (t.hasAttribute && t.hasAttribute('data-i')) html = describe(Number(t.getAttribute('data-i')));
+  else if (t.hasAttribute && t.hasAttribute('data-transfer')) html = describeTransfer(Number(t.getAttribute('data-transfer')));
+  else if (t.hasAttribute && t.hasAttribute('data-host')) {
+    const a = Number(t.getAttribute('data-t0')), z = Number(t.getAttribute('data-t1'));
+    html = '<b>host memory</b><br>' + human(Number(t.getAttribute('data-host'))) + ' in use at time ' + a +
+           (a === z ? '' : ' .. ' + z) + (D.schedule[a] ? ' (' + esc(D.schedule[a]) + ')' : '');
+  }
   else if (t.hasAttribute && t.hasAttribute('data-kind')) {
     const k = Number(t.getAttribute('data-kind')), when = Number(t.getAttribute('data-t'));
     html = '<b>' + D.kinds[k] + '</b><br>' + human(Number(t.getAttribute('data-bytes'))) + ' at time ' + when +
@@ -193,7 +241,7 @@ function hover(e) {
   tip.style.left = Math.min(e.clientX + 14, window.innerWidth - 540) + 'px';
   tip.style.top = (e.clientY + 14) + 'px';
 }
-function redraw() { drawMemory(); drawHeap(); }
+function redraw() { drawMemory(); drawHost(); drawHeap(); }
 function zoomable(svg) {
   svg.addEventListener('mousemove', hover);
   svg.addEventListener('mouseleave', () => { tip.style.display = 'none'; });
@@ -249,6 +297,21 @@ function selftest() {
                heap_rects: document.querySelectorAll('#heap rect.buf').length,
                table_rows: document.querySelectorAll('#top tbody tr').length};
   const heapTab = location.hash.indexOf('heap') >= 0;
+  if (D.host && !heapTab) {
+    // Host memory: its chart drawn, and hovering the first transfer marker names its instruction.
+    out.host_rects = document.querySelectorAll('#host rect.host').length;
+    out.host_transfers = document.querySelectorAll('#host [data-transfer]').length;
+    const mark = document.querySelector('#host [data-transfer]');
+    if (mark) {
+      const b = mark.getBoundingClientRect(), cx = b.left + b.width / 2, cy = b.top + b.height * 0.6;
+      const hit = document.elementFromPoint(cx, cy);
+      if (hit) hit.dispatchEvent(new MouseEvent('mousemove', {bubbles: true, clientX: cx, clientY: cy}));
+      out.host_expected = D.host.transfers[Number(mark.getAttribute('data-transfer'))][3];
+      out.host_tooltip = tip.style.display === 'block' ? tip.textContent : '';
+    }
+    out.host_ok = out.host_rects > 0 && out.host_transfers === D.host.transfers.filter(m => m[0] >= 0).length &&
+                  (!mark || out.host_tooltip.indexOf(out.host_expected) >= 0);
+  }
   let i = D.top.length ? D.top[0] : -1;
   if (heapTab) {  // the largest buffer of the first heap
     i = -1;
@@ -297,7 +360,7 @@ function selftest() {
   out.view = [view.t0, view.t1];
   out.ok = out.errors.length === 0 && out.chart_rects > 0 && out.table_rows > 0 && out.tooltip_visible &&
            out.expected !== null && out.tooltip.indexOf(out.expected) >= 0 && out.hit === String(i) &&
-           out.zoomed && out.panned;
+           out.zoomed && out.panned && (out.host_ok === undefined || out.host_ok);
   document.getElementById('selftest').textContent = 'SELFTEST ' + JSON.stringify(out);
 }
 function main() {
@@ -314,6 +377,10 @@ function main() {
   sel.addEventListener('change', drawHeap);
   zoomable(document.getElementById('chart'));
   zoomable(document.getElementById('heap'));
+  if (D.host) {
+    document.getElementById('host-box').classList.remove('hidden');
+    zoomable(document.getElementById('host'));
+  }
   const leg = document.getElementById('legend');
   D.kinds.forEach((k, n) => {
     const s = document.createElement('span');
@@ -328,6 +395,53 @@ function main() {
 try { main(); } catch (e) { errors.push(String(e && e.stack || e)); document.getElementById('selftest').textContent = 'SELFTEST ' + JSON.stringify({ok: false, errors: errors}); }
 )JS";
 
+
+/// Host memory for the page's second chart, when anything lives there or moves there: runs of
+/// equal use [first, last, bytes] (times with none left out), the peak, and the transfers
+/// [time, bytes, 1 to host / 0 back, instruction, source] that have a step in the schedule.
+inline void page_host_data(json_writer& w, const report::memory_report& r) {
+  const auto& t = r.timeline;
+  if (r.host_peak() <= 0 && r.transfers.empty()) return;
+  w.key("host");
+  w.begin_object();
+  w.field("color", t.host_color);
+  w.key("peak");
+  w.begin_object();
+  std::int64_t peak_time = 0;
+  for (const auto& m : r.memory_spaces) {
+    if (m.host) peak_time = m.time;
+  }
+  w.field("time", peak_time);
+  w.field("bytes", r.host_peak());
+  w.end_object();
+  w.key("usage");
+  w.begin_array();
+  const auto usage = report::memory_space_usage(t, t.host_color);
+  for (std::size_t x = 0; x < usage.size();) {
+    std::size_t y = x;
+    while (y + 1 < usage.size() && usage[y + 1] == usage[x]) ++y;
+    if (usage[x] > 0) {
+      w.element(std::vector<std::int64_t>{static_cast<std::int64_t>(x), static_cast<std::int64_t>(y), usage[x]});
+    }
+    x = y + 1;
+  }
+  w.end_array();
+  w.key("transfers");
+  w.begin_array();
+  for (const auto& m : r.transfers) {
+    if (m.time < 0) continue;
+    w.next();
+    w.begin_array();
+    w.element(m.time);
+    w.element(m.bytes);
+    w.element(m.to_color == t.host_color ? 1 : 0);
+    w.element(m.instruction);
+    w.element(report::source_text(m.source));
+    w.end_array();
+  }
+  w.end_array();
+  w.end_object();
+}
 
 /// The page's data: what its script draws (compact JSON).
 [[nodiscard]] inline std::string page_data(const report::memory_report& r, std::size_t top) {
@@ -389,6 +503,7 @@ try { main(); } catch (e) { errors.push(String(e && e.stack || e)); document.get
   for (std::size_t k = 0; k < r.peak.live.size() && k < top; ++k) w.element(r.peak.live[k]);
   w.end_array();
   w.field("live_at_peak", r.peak.live.size());
+  page_host_data(w, r);
   const auto& st = r.stats;
   w.key("stats");
   w.begin_object();
@@ -424,7 +539,7 @@ try { main(); } catch (e) { errors.push(String(e && e.stack || e)); document.get
     facts += "<span>heap unused at the peak " + human_bytes(f.wasted) + ", largest free hole " + human_bytes(f.largest_hole) +
              "</span>";
   }
-  // Host memory apart from the device's (the chart is device memory), and what moves between.
+  // Host memory apart from the device's (the first chart is device memory), and what moves between.
   for (const auto& m : r.memory_spaces) {
     if (m.host && m.bytes > 0) {
       facts += "<span>host memory peak <b>" + human_bytes(m.bytes) + "</b> at time " + std::to_string(m.time) + "</span>";
@@ -441,6 +556,7 @@ inline constexpr const char* page_body = R"(<div class="tabs"><button id="tab-me
 <div class="panel" id="panel-memory">
 <div class="controls"><label>stack <select id="mode"><option value="allocation">by allocation (each buffer)</option><option value="kind">by kind</option></select></label><button id="reset">reset zoom</button> <span class="legend" id="legend"></span></div>
 <svg id="chart" width="1100" height="440" viewBox="0 0 1100 440"></svg>
+<div id="host-box" class="hidden"><svg id="host" width="1100" height="220" viewBox="0 0 1100 220"></svg></div>
 <table id="top"><thead><tr><th>#</th><th>size</th><th>kind</th><th>buffer</th><th>shape</th><th>live</th><th>source</th></tr></thead><tbody></tbody></table>
 <p class="sub" id="top-note"></p>
 </div>

@@ -23,6 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -144,24 +145,33 @@ struct memory_report {
   }
 };
 
-/// The peak of every memory space of `t` that has allocations, by colour.
-[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
-  std::map<std::int64_t, std::vector<const timeline_allocation*>> by_color;
-  for (const auto& a : t.allocations) by_color[a.color].push_back(&a);
+/// Bytes in use in memory space `color` at every time 0 .. horizon()-1 (constants and
+/// thread-local allocations left out), by `allocation_usage` as for the device total.
+[[nodiscard]] inline std::vector<std::int64_t> memory_space_usage(const memory_timeline& t, std::int64_t color) {
   std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
   for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
   const auto horizon = t.horizon();
-  std::vector<memory_space_peak> out;
-  for (const auto& [color, allocations] : by_color) {
-    std::vector<std::int64_t> total(static_cast<std::size_t>(horizon) + 1, 0);
-    for (const auto* a : allocations) {
-      const auto it = by_alloc.find(a->index);
-      if (it == by_alloc.end() || a->kind == buffer_kind::constant || a->kind == buffer_kind::thread_local_) continue;
-      add_usage(total, allocation_usage(it->second, a->is_heap, horizon));
+  std::vector<std::int64_t> total(static_cast<std::size_t>(horizon) + 1, 0);
+  for (const auto& a : t.allocations) {
+    const auto it = by_alloc.find(a.index);
+    if (a.color != color || it == by_alloc.end() || a.kind == buffer_kind::constant ||
+        a.kind == buffer_kind::thread_local_) {
+      continue;
     }
-    for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
-    total.pop_back();
-    const auto p = first_peak(total);
+    add_usage(total, allocation_usage(it->second, a.is_heap, horizon));
+  }
+  for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
+  total.pop_back();
+  return total;
+}
+
+/// The peak of every memory space of `t` that has allocations, by colour.
+[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
+  std::set<std::int64_t> colors;
+  for (const auto& a : t.allocations) colors.insert(a.color);
+  std::vector<memory_space_peak> out;
+  for (const auto color : colors) {
+    const auto p = first_peak(memory_space_usage(t, color));
     out.push_back({color, color == t.host_color, p.bytes, p.time});
   }
   return out;
