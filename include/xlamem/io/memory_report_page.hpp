@@ -407,11 +407,8 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.field("color", t.host_color);
   w.key("peak");
   w.begin_object();
-  std::int64_t peak_time = 0;
-  for (const auto& m : r.memory_spaces) {
-    if (m.host) peak_time = m.time;
-  }
-  w.field("time", peak_time);
+  const auto* host = r.host_space();
+  w.field("time", host != nullptr ? host->time : 0);
   w.field("bytes", r.host_peak());
   w.end_object();
   w.key("usage");

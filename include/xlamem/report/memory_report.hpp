@@ -23,9 +23,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
-#include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "xlamem/passes/memory_stats.hpp"
@@ -120,12 +120,17 @@ struct memory_report {
   std::vector<memory_transfer> transfers;  ///< between memory spaces, in module order (from a module only)
   std::string xla_table;         ///< the allocation table in XLA's dump format (filled by the readers of io/)
 
+  /// Host memory's entry of `memory_spaces`, or null when the program has no host allocation.
+  [[nodiscard]] const memory_space_peak* host_space() const noexcept {
+    for (const auto& m : memory_spaces) {
+      if (m.host) return &m;
+    }
+    return nullptr;
+  }
   /// The peak of host memory (0 when nothing lives there).
   [[nodiscard]] std::int64_t host_peak() const noexcept {
-    for (const auto& m : memory_spaces) {
-      if (m.host) return m.bytes;
-    }
-    return 0;
+    const auto* h = host_space();
+    return h != nullptr ? h->bytes : 0;
   }
   /// Bytes the transfers move into host memory (`to_host`) or out of it, each instruction once
   /// (a loop body's once, however often the loop runs).
@@ -145,33 +150,40 @@ struct memory_report {
   }
 };
 
-/// Bytes in use in memory space `color` at every time 0 .. horizon()-1 (constants and
-/// thread-local allocations left out), by `allocation_usage` as for the device total.
-[[nodiscard]] inline std::vector<std::int64_t> memory_space_usage(const memory_timeline& t, std::int64_t color) {
+/// Bytes in use in every memory space of `t` at every time 0 .. horizon()-1, by colour
+/// (constants and thread-local allocations left out), by `allocation_usage` as for the device
+/// total. One pass over the buffers for all colours.
+[[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t) {
   std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
   for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
   const auto horizon = t.horizon();
-  std::vector<std::int64_t> total(static_cast<std::size_t>(horizon) + 1, 0);
+  std::map<std::int64_t, std::vector<std::int64_t>> out;
   for (const auto& a : t.allocations) {
+    auto& total = out[a.color];
+    if (total.empty()) total.assign(static_cast<std::size_t>(horizon) + 1, 0);
     const auto it = by_alloc.find(a.index);
-    if (a.color != color || it == by_alloc.end() || a.kind == buffer_kind::constant ||
-        a.kind == buffer_kind::thread_local_) {
-      continue;
-    }
+    if (it == by_alloc.end() || a.kind == buffer_kind::constant || a.kind == buffer_kind::thread_local_) continue;
     add_usage(total, allocation_usage(it->second, a.is_heap, horizon));
   }
-  for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
-  total.pop_back();
-  return total;
+  for (auto& [color, total] : out) {
+    for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
+    total.pop_back();
+  }
+  return out;
+}
+
+/// Bytes in use in memory space `color` at every time (all zero for a colour without allocations).
+[[nodiscard]] inline std::vector<std::int64_t> memory_space_usage(const memory_timeline& t, std::int64_t color) {
+  auto all = memory_space_usages(t);
+  const auto it = all.find(color);
+  return it != all.end() ? std::move(it->second) : std::vector<std::int64_t>(static_cast<std::size_t>(t.horizon()), 0);
 }
 
 /// The peak of every memory space of `t` that has allocations, by colour.
 [[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
-  std::set<std::int64_t> colors;
-  for (const auto& a : t.allocations) colors.insert(a.color);
   std::vector<memory_space_peak> out;
-  for (const auto color : colors) {
-    const auto p = first_peak(memory_space_usage(t, color));
+  for (const auto& [color, usage] : memory_space_usages(t)) {
+    const auto p = first_peak(usage);
     out.push_back({color, color == t.host_color, p.bytes, p.time});
   }
   return out;
