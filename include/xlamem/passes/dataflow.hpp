@@ -36,6 +36,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -305,8 +306,10 @@ class dataflow_analysis {
   // when src's sets grow.
   std::vector<std::vector<std::size_t>> dependents_;
   std::vector<std::uint8_t> visited_;
+  std::set<std::pair<std::size_t, std::size_t>> phi_removed_at_;  // (instruction, subshape)
   std::size_t visiting_ = static_cast<std::size_t>(-1);
   bool recording_ = false;
+  bool made_phi_while_propagating_ = false;  // the sets downstream of it may hold stale values
 
   /// Our number of computation `c`, or nullopt when it is not in the graph. Constant time for
   /// dense graphs (a call chain of 10^5 computations must not be quadratic), linear otherwise.
@@ -509,25 +512,34 @@ class dataflow_analysis {
   // loop passing an element through reaches its own phi; XLA's Phi() discounts that input),
   // and its place takes that value in the next round. Rounds end when no phi is added or
   // removed; each removal replaces a phi by one value, so they do end.
+  // A join becomes a phi as soon as a second value reaches it, during propagation, as XLA's
+  // UpdateWhileValueSet does: without that, a join's set holds every value of every loop
+  // around it until the round ends (nested whiles d deep: sets of d values at d levels, cubic
+  // work). The values it had let through stay in the sets downstream until the next round
+  // rebuilds them, so a round that made a phi is always followed by another. Phis are numbered by
+  // position at the end, so the ids do not depend on when a phi was made.
   result<void> propagate_to_fixed_point() {
     dependents_.assign(instrs_.size(), {});
     visited_.assign(instrs_.size(), 0);
     std::vector<std::uint8_t> removed;  // per value: a phi taken out again
     for (;;) {
+      made_phi_while_propagating_ = false;
       auto r = propagate();
       if (!r) return r;
       if (!options_.ssa_form) break;
       auto dropped = remove_single_input_phis(removed);
       if (!dropped) return dropped.error();
-      if (!add_phis() && !*dropped) break;
+      if (!add_phis() && !*dropped && !made_phi_while_propagating_) break;
       for (auto& d : instrs_) {
         for (std::size_t k = 0; k < d.indices.size(); ++k) {
           if (d.defined[k] == no_value) d.sets[k].clear();
         }
       }
     }
-    if (std::find(removed.begin(), removed.end(), std::uint8_t{1}) != removed.end()) renumber_values(removed);
-    return options_.ssa_form ? record_phi_inputs() : result<void>{};
+    if (!options_.ssa_form) return {};
+    removed.resize(values_.size(), 0);
+    number_phis_by_position(removed);
+    return record_phi_inputs();
   }
 
   // Each phi's inputs: the values that meet at it, itself left out.
@@ -677,20 +689,26 @@ class dataflow_analysis {
       auto& d = instrs_[n];
       for (std::size_t k = 0; k < d.indices.size(); ++k) {
         if (d.defined[k] != no_value || d.sets[k].size() < 2) continue;
-        const auto v = static_cast<value_id>(values_.size());
-        value val;
-        val.id = v;
-        val.defining = {d.handle, d.indices[k]};
-        val.is_tuple = d.infos[k].is_tuple;
-        val.is_phi = true;
-        val.bytes = d.infos[k].bytes;
-        values_.push_back(std::move(val));
-        d.defined[k] = v;
-        d.sets[k].assign(1, v);
+        define_phi(n, k);
         added = true;
       }
     }
     return added;
+  }
+
+  /// Makes subshape `k` of join `n` a phi: a new value that its set now holds alone.
+  void define_phi(std::size_t n, std::size_t k) {
+    auto& d = instrs_[n];
+    const auto v = static_cast<value_id>(values_.size());
+    value val;
+    val.id = v;
+    val.defining = {d.handle, d.indices[k]};
+    val.is_tuple = d.infos[k].is_tuple;
+    val.is_phi = true;
+    val.bytes = d.infos[k].bytes;
+    values_.push_back(std::move(val));
+    d.defined[k] = v;
+    d.sets[k].assign(1, v);
   }
 
   /// Takes out every phi that only one value besides itself reaches. @returns whether any.
@@ -711,41 +729,61 @@ class dataflow_analysis {
         if (in.size() != 1) continue;
         d.defined[k] = no_value;
         removed[v] = 1;
+        phi_removed_at_.insert({n, k});  // a join settled to one value: no eager phi there again
         any = true;
       }
     }
     return any;
   }
 
-  /// Drops the removed phis from the value table; the others keep their order (and so the
-  /// order of ids that ties are broken by), numbered without gaps.
-  void renumber_values(const std::vector<std::uint8_t>& removed) {
+  /// Drops the removed phis from the value table and numbers the others after every other
+  /// value in the order of their positions (instruction, then subshape), whenever each was
+  /// made; the other values keep their ids (and so the order that ties are broken by).
+  void number_phis_by_position(const std::vector<std::uint8_t>& removed) {
     std::vector<value_id> to(values_.size(), no_value);
     std::size_t next = 0;
     for (std::size_t v = 0; v < values_.size(); ++v) {
-      if (v < removed.size() && removed[v]) continue;
-      to[v] = static_cast<value_id>(next);
-      if (next != v) values_[next] = std::move(values_[v]);
-      values_[next].id = static_cast<value_id>(next);
-      ++next;
+      if (!values_[v].is_phi) to[v] = static_cast<value_id>(next++);
     }
-    values_.resize(next);
+    bool moved = false;
+    for (const auto& d : instrs_) {
+      for (const auto v : d.defined) {
+        if (v == no_value || !values_[v].is_phi || removed[v]) continue;
+        moved = moved || next != v;
+        to[v] = static_cast<value_id>(next++);
+      }
+    }
+    if (!moved && next == values_.size()) return;
+    std::vector<value> numbered(next);
+    for (std::size_t v = 0; v < values_.size(); ++v) {
+      if (to[v] == no_value) continue;
+      numbered[to[v]] = std::move(values_[v]);
+      numbered[to[v]].id = to[v];
+    }
+    values_ = std::move(numbered);
     for (auto& d : instrs_) {
       for (auto& v : d.defined) {
         if (v != no_value) v = to[v];
       }
       for (auto& set : d.sets) {
         for (auto& v : set) v = to[v];
+        std::sort(set.begin(), set.end());
       }
     }
   }
 
   result<void> update(std::size_t n, bool& changed) {
     auto& d = instrs_[n];
+    const bool join = options_.ssa_form && is_join(n);
     for (std::size_t k = 0; k < d.indices.size(); ++k) {
       if (d.defined[k] != no_value) continue;
       auto r = gather(n, k, d.sets[k], changed);
       if (!r) return r;
+      if (join && d.sets[k].size() >= 2 && !phi_removed_at_.contains({n, k})) {
+        define_phi(n, k);
+        made_phi_while_propagating_ = true;
+        changed = true;
+      }
     }
     return {};
   }
