@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "eh_frame_counter.hpp"
 #include "jitlink_support.hpp"
 #include "xlamem/jit/dual_mapping.hpp"
 #include "xlamem/jit/page_mapper.hpp"
@@ -140,6 +141,65 @@ TEST_SUITE("jitlink") {
       caught = e.what();
     }
     CHECK(caught == "thrown by the host");
+  }
+
+  TEST_CASE("each JIT-linked .eh_frame is registered once and deregistered once (removal and teardown)") {
+    // Issue 35: on LLVM 22 LLJIT's platform set-up adds its own EH-frame plugin to a custom
+    // ObjectLinkingLayer, and the creator added a second: every section registered twice, which
+    // libgcc 13+ answers with an abort on the second deregistration.
+    const auto unwinding_module = [](const std::string& name) {
+      return t::parse_module("define void @" + name + "(ptr %f) uwtable {\n  call void %f()\n  ret void\n}\n", name);
+    };
+    auto mm = make_manager();
+    const auto before = t::eh_frame_registrations();
+    {
+      jit_fixture f(*mm);
+      auto tracker = f.jit->getMainJITDylib().createResourceTracker();
+      auto m = unwinding_module("first");
+      REQUIRE(static_cast<bool>(m));
+      REQUIRE(!f.jit->addIRModule(tracker, std::move(*m)));
+      REQUIRE(static_cast<bool>(f.jit->lookup("first")));
+      auto linked = t::eh_frame_registrations();
+      CHECK(linked.registered - before.registered == 1);
+      CHECK(linked.deregistered == before.deregistered);
+      REQUIRE(!tracker->remove());
+      auto removed = t::eh_frame_registrations();
+      CHECK(removed.registered - before.registered == 1);
+      CHECK(removed.deregistered - before.deregistered == 1);
+      // A second module stays until the JIT is torn down.
+      auto second = unwinding_module("second");
+      REQUIRE(static_cast<bool>(second));
+      REQUIRE(!f.jit->addIRModule(std::move(*second)));
+      REQUIRE(static_cast<bool>(f.jit->lookup("second")));
+      CHECK(t::eh_frame_registrations().registered - before.registered == 2);
+      CHECK(f.errors.empty());
+    }
+    const auto after = t::eh_frame_registrations();
+    CHECK(after.registered - before.registered == 2);
+    CHECK(after.deregistered - before.deregistered == 2);
+    // What libgcc 13 would drop or abort on.
+    CHECK(after.duplicates == before.duplicates);
+    CHECK(after.unmatched == before.unmatched);
+  }
+
+  TEST_CASE("eh_frame_registration::by_layer registers once where LLJIT's platform is inactive") {
+    auto mm = make_manager();
+    t::init_native_jit();
+    auto j = llvm::orc::LLJITBuilder()
+                 .setPlatformSetUp(llvm::orc::setUpInactivePlatform)
+                 .setObjectLinkingLayerCreator(
+                     xlamem::object_linking_layer_creator(*mm, xlamem::eh_frame_registration::by_layer))
+                 .create();
+    REQUIRE_MESSAGE(static_cast<bool>(j), (j ? std::string() : text(j.takeError())));
+    const auto before = t::eh_frame_registrations();
+    auto m = t::parse_module("define void @inactive(ptr %f) uwtable {\n  call void %f()\n  ret void\n}\n",
+                             "inactive");
+    REQUIRE(static_cast<bool>(m));
+    REQUIRE(!(*j)->addIRModule(std::move(*m)));
+    REQUIRE(static_cast<bool>((*j)->lookup("inactive")));
+    CHECK(t::eh_frame_registrations().registered - before.registered == 1);
+    j->reset();
+    CHECK(t::eh_frame_registrations().deregistered - before.deregistered == 1);
   }
 
   TEST_CASE("the one-line LLJITBuilder plug-in that owns its manager") {

@@ -613,11 +613,34 @@ class basic_slab_jitlink_memory_manager final : public llvm::jitlink::JITLinkMem
 using slab_jitlink_memory_manager = basic_slab_jitlink_memory_manager<posix_page_mapper>;
 #endif
 
+/// Who registers each JIT-linked `.eh_frame` with the process's unwinder, so that C++ exceptions
+/// unwind through JIT-compiled frames. Exactly one must: libgcc 13 and later drop a second
+/// registration of a section and abort on its second deregistration (ResourceTracker removal,
+/// JIT teardown).
+enum class eh_frame_registration {
+  /// Where LLJIT's own platform set-up does not. LLVM 14-19: LLJIT registers EH frames only on
+  /// its default object layer, so the creator's layer gets the plugin. LLVM 20 and later:
+  /// LLJIT's generic platform (the default on ELF without the ORC runtime) adds the plugin to
+  /// any `ObjectLinkingLayer`, so the creator adds none. Counted on LLVM 19 and 22
+  /// (test/llvm/jitlink_test.cpp).
+  automatic,
+  /// The creator's layer always: LLVM 20+ with `setUpInactivePlatform`, or a layer driven
+  /// without LLJIT's platform set-up.
+  by_layer,
+  /// Not the creator's layer: a platform registers them (`ELFNixPlatform` with the ORC
+  /// runtime), or none are wanted.
+  none,
+};
+
 namespace detail {
 
-/// Registers each graph's `.eh_frame` with the process's unwinder (what LLJIT's own object
-/// layer does), so C++ exceptions unwind through JIT-compiled frames. LLVM 22 makes the plugin
-/// with `EHFrameRegistrationPlugin::Create` (its own header); LLVM 14-19 from an
+/// Whether LLJIT's platform set-up adds an EH-frame plugin to a custom `ObjectLinkingLayer`
+/// itself (LLVM 20 moved the plugin from LLJIT's default layer into
+/// `setUpGenericLLVMIRPlatform`).
+inline constexpr bool lljit_registers_eh_frames = LLVM_VERSION_MAJOR >= 20;
+
+/// Adds the plugin that registers each graph's `.eh_frame`. LLVM 22 makes it with
+/// `EHFrameRegistrationPlugin::Create` (its own header); LLVM 14-19 from an
 /// `InProcessEHFrameRegistrar`.
 inline llvm::Error add_eh_frame_registration(llvm::orc::ObjectLinkingLayer& layer,
                                              llvm::orc::ExecutionSession& es) {
@@ -634,8 +657,10 @@ inline llvm::Error add_eh_frame_registration(llvm::orc::ObjectLinkingLayer& laye
 
 inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> finish_layer(
     std::unique_ptr<llvm::orc::ObjectLinkingLayer> layer, llvm::orc::ExecutionSession& es,
-    bool register_eh_frames) {
-  if (register_eh_frames) {
+    eh_frame_registration eh_frames) {
+  const bool here = eh_frames == eh_frame_registration::by_layer ||
+                    (eh_frames == eh_frame_registration::automatic && !lljit_registers_eh_frames);
+  if (here) {
     if (auto err = add_eh_frame_registration(*layer, es)) return err;
   }
   return layer;
@@ -644,36 +669,35 @@ inline llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> finish_layer(
 }  // namespace detail
 
 /// An `LLJITBuilder::setObjectLinkingLayerCreator` argument: an `ObjectLinkingLayer` over
-/// `manager`, which must outlive the JIT, with EH frames registered (as LLJIT's default layer
-/// does) unless `register_eh_frames` is false. Accepts the creator signatures of every LLVM
-/// version.
+/// `manager`, which must outlive the JIT, with each `.eh_frame` registered once (see
+/// `eh_frame_registration`). Accepts the creator signatures of every LLVM version.
 template <class Manager>
-[[nodiscard]] auto object_linking_layer_creator(Manager& manager, bool register_eh_frames = true) {
-  return [&manager, register_eh_frames](
+[[nodiscard]] auto object_linking_layer_creator(
+    Manager& manager, eh_frame_registration eh_frames = eh_frame_registration::automatic) {
+  return [&manager, eh_frames](
              llvm::orc::ExecutionSession& es,
              const auto&...) -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
     return detail::finish_layer(std::make_unique<llvm::orc::ObjectLinkingLayer>(es, manager), es,
-                                register_eh_frames);
+                                eh_frames);
   };
 }
 
 /// The same, with a manager made by `make()` (returning `llvm::Expected<std::unique_ptr<M>>` or
 /// `std::unique_ptr<M>`) and owned by the layer, one per JIT.
 template <class Make>
-[[nodiscard]] auto owning_object_linking_layer_creator(Make make, bool register_eh_frames = true) {
-  return [make = std::move(make), register_eh_frames](
+[[nodiscard]] auto owning_object_linking_layer_creator(
+    Make make, eh_frame_registration eh_frames = eh_frame_registration::automatic) {
+  return [make = std::move(make), eh_frames](
              llvm::orc::ExecutionSession& es,
              const auto&...) mutable -> llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>> {
     auto made = make();
     if constexpr (requires { made.takeError(); }) {
       if (!made) return made.takeError();
       return detail::finish_layer(
-          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(*made)), es,
-          register_eh_frames);
+          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(*made)), es, eh_frames);
     } else {
       return detail::finish_layer(
-          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(made)), es,
-          register_eh_frames);
+          std::make_unique<llvm::orc::ObjectLinkingLayer>(es, std::move(made)), es, eh_frames);
     }
   };
 }
