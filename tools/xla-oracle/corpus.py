@@ -38,7 +38,8 @@ sys.path.insert(0, HERE)
 
 import registry  # noqa: E402
 
-PROGRAM_MODULES = ("programs", "programs_hard", "programs_spmd", "programs_models", "programs_tf")
+PROGRAM_MODULES = ("programs", "programs_hard", "programs_spmd", "programs_models", "programs_shapes",
+                   "programs_tf")
 
 MEMORY_FIELDS = (
     "argument_size_in_bytes",

@@ -6,11 +6,13 @@
 # into test/data/xla-corpus/<version>.tar.xz plus <version>.manifest.json. Run by hand on a
 # machine with PyPI access; CI never runs it (it unpacks the committed archives).
 #
-# Usage: tools/xla-oracle/generate-corpus.sh --jax 0.10.2|0.12.0.1|--tf 2.21.0 [--only P ...]
+# Usage: tools/xla-oracle/generate-corpus.sh --jax 0.10.2|0.11.2|0.12.0.1|--tf 2.21.0 [--only P ...]
 #                                            [--group G ...] [--jobs N] [--no-pack]
 # Environment: XLA_CORPUS_VENV (default /tmp/xla-oracle-venv-<version>), XLA_CORPUS_WORK
 # (the unpacked corpus, default /tmp/xla-corpus), PYTHON (the interpreter for a new venv;
-# default: pyenv's 3.11 for JAX 0.10, 3.12 for JAX 0.12 and TensorFlow).
+# default: pyenv's 3.11 for JAX 0.10, 3.12 for JAX 0.11, 0.12 and TensorFlow). With --only or
+# --group, a version missing from XLA_CORPUS_WORK is first unpacked from its committed archive,
+# so the other programs' entries are packed again unchanged.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -63,6 +65,13 @@ if [ "$kind" = jax ]; then
   fi
 else
   "$venv/bin/pip" show --quiet tensorflow-cpu >/dev/null 2>&1 || "$venv/bin/pip" install --quiet "tensorflow-cpu==$version"
+fi
+
+archive="$root/test/data/xla-corpus/$tag.tar.xz"
+if [ ${#args[@]} -gt 0 ] && [ ! -d "$work/$tag" ] && [ -f "$archive" ]; then
+  # Refreshing some programs: start from the committed entries, not from an empty version.
+  mkdir -p "$work" && tar -xJf "$archive" -C "$work"
+  echo "generate-corpus.sh: unpacked $archive into $work" >&2
 fi
 
 export JAX_PLATFORMS=cpu

@@ -297,3 +297,34 @@ def shard_map_pmin_argmax():
 
     f = _shard_map()(body, mesh=mesh, in_specs=P("x", "y"), out_specs=P("x", "y"))
     return f, (a,), {}
+
+
+@program("spmd", devices=8, metadata=True)
+def shard_map_2d_mlp_train():
+    """A data- and tensor-parallel MLP train step written with shard_map on a 2x4 ('data',
+    'model') mesh: weights split over 'model' (column then row), the batch over 'data'; the
+    program names the psum over 'model' in the forward pass and the gradient pmean over 'data'."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as P
+
+    mesh = _mesh((2, 4), ("data", "model"))
+    r = rng()
+    w1 = _put(normal(r, 64, 256), _named(mesh, None, "model"))
+    w2 = _put(normal(r, 256, 64), _named(mesh, "model", None))
+    x = _put(normal(r, 32, 64, scale=1.0), _named(mesh, "data", None))
+    y = _put(normal(r, 32, 64, scale=1.0), _named(mesh, "data", None))
+
+    def body(w1, w2, x, y):
+        def loss(w1, w2):
+            h = jax.nn.gelu(x @ w1)  # [b/2, 256/4]
+            out = jax.lax.psum(h @ w2, "model")
+            return jnp.mean((out - y) ** 2)
+
+        l, (g1, g2) = jax.value_and_grad(loss, argnums=(0, 1))(w1, w2)
+        g1, g2, l = (jax.lax.pmean(a, "data") for a in (g1, g2, l))
+        return w1 - 0.1 * g1, w2 - 0.1 * g2, l
+
+    f = _shard_map()(body, mesh=mesh, in_specs=(P(None, "model"), P("model", None), P("data", None), P("data", None)),
+                     out_specs=(P(None, "model"), P("model", None), P()))
+    return f, (w1, w2, x, y), {"donate_argnums": (0, 1)}

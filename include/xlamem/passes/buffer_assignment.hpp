@@ -904,7 +904,7 @@ class buffer_assignment {
         for (auto v : co.values(b)) {
           if (shared || !la_.has_range(v) || la_.range(v).start != start) continue;
           const auto& val = df.get(v);
-          if (!val.defining.index.empty() || val.is_tuple) continue;
+          if (val.is_tuple) continue;  // arrays only; an element of a multi-output op too (a sort's {k})
           for (const std::size_t op : df.operands(df.number(val.defining.instruction))) {
             for (auto w : df.value_set(op, {})) {
               const auto a = co.buffer_of(w);
