@@ -204,6 +204,45 @@ ENTRY %main (x: f32[4096]) -> f32[4096] {
     CHECK(a.stats().temp_size_in_bytes == 2 * 16384 + 24);
   }
 
+  TEST_CASE("triangular-solve writes over b, used once; dynamic-update-slice and scatter over operand 0 (XLA's rows)") {
+    // XLA's CanShareOperandBufferWithUser: kTriangularSolve may reuse operand 1 (b), never a;
+    // kDynamicUpdateSlice and kScatter operand 0; each only when the user takes it once.
+    const module m = parse(R"(HloModule rows, is_scheduled=true
+%add (x: f32[], y: f32[]) -> f32[] {
+  %x = f32[] parameter(0)
+  %y = f32[] parameter(1)
+  ROOT %s = f32[] add(%x, %y)
+}
+ENTRY %main (p: f32[16,16], q: f32[16,16], i: s32[], idx: s32[4,1], up: f32[4,16]) -> (f32[16,16], f32[16,16], f32[16,16], f32[16,16]) {
+  %p = f32[16,16]{1,0} parameter(0)
+  %q = f32[16,16]{1,0} parameter(1)
+  %i = s32[] parameter(2)
+  %idx = s32[4,1]{1,0} parameter(3)
+  %up = f32[4,16]{1,0} parameter(4)
+  %a = f32[16,16]{1,0} negate(%p)
+  %b = f32[16,16]{1,0} negate(%q)
+  %ts = f32[16,16]{1,0} triangular-solve(%a, %b), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  %c = f32[16,16]{1,0} exponential(%p)
+  %tt = f32[16,16]{1,0} triangular-solve(%c, %c), left_side=true, lower=true, transpose_a=NO_TRANSPOSE
+  %u = f32[4,16]{1,0} negate(%up)
+  %d = f32[16,16]{1,0} sine(%q)
+  %dus = f32[16,16]{1,0} dynamic-update-slice(%d, %u, %i, %i)
+  %e = f32[16,16]{1,0} cosine(%q)
+  %sc = f32[16,16]{1,0} scatter(%e, %idx, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add
+  ROOT %t = (f32[16,16]{1,0}, f32[16,16]{1,0}, f32[16,16]{1,0}, f32[16,16]{1,0}) tuple(%ts, %tt, %dus, %sc)
+}
+)");
+    using traits = xlamem::graph_traits<module>;
+    const auto at = [&](const char* name) { return *m.find_instruction("main", name); };
+    CHECK(traits::can_share_operand_buffer(m, at("b"), {}, at("ts"), {}));
+    CHECK_FALSE(traits::can_share_operand_buffer(m, at("a"), {}, at("ts"), {}));
+    CHECK_FALSE(traits::can_share_operand_buffer(m, at("c"), {}, at("tt"), {}));  // a and b at once
+    CHECK(traits::can_share_operand_buffer(m, at("d"), {}, at("dus"), {}));
+    CHECK_FALSE(traits::can_share_operand_buffer(m, at("u"), {}, at("dus"), {}));
+    CHECK(traits::can_share_operand_buffer(m, at("e"), {}, at("sc"), {}));
+    CHECK_FALSE(traits::can_share_operand_buffer(m, at("u"), {}, at("sc"), {}));
+  }
+
   TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule, issue 15 (b))") {
     // XLA's CanShareOperandBufferWithUser asks ShapeUtil::Equal, layouts included: %t, a
     // column-major result of row-major %x (LAPACK's results, a transposing fusion), gets its
