@@ -92,7 +92,7 @@ def consistency(hlo, csv, intervals, broken, bad):
     check(error_line(p, "pack", "<stdin>:2"), "pack -: errors name <stdin>")
 
     # One solver vocabulary in plan and pack; the old spellings are aliases.
-    for solver in ["search", "heuristic", "xla", "first-fit", "skyline"]:
+    for solver in ["search", "heuristic", "xla", "first-fit", "skyline", "stack", "sweep"]:
         p = run(["pack", csv, "--solver", solver, "--time-limit", "0.2", "--json"])
         try:
             check(json.loads(p.stdout)["solver"] == solver, f"pack --solver {solver}")
@@ -108,7 +108,7 @@ def consistency(hlo, csv, intervals, broken, bad):
         check(json.loads(p.stdout or "{}").get("solver") == name, f"pack --solver {alias} is an alias of {name}")
     for cmd in (["pack", csv], ["plan", hlo]):
         p = run([*cmd, "--solver", "bogus"], expect_code=3)
-        check("unknown solver 'bogus' (expected search, heuristic, xla, first-fit or skyline)" in p.stderr,
+        check("unknown solver 'bogus' (expected search, heuristic, xla, first-fit, skyline, stack or sweep)" in p.stderr,
               f"{cmd[0]} --solver bogus names the solvers")
 
     # The same JSON style: one object with "command" and "file"; bytes are integers.

@@ -30,6 +30,11 @@ TEST_SUITE("packing/heuristics") {
       const auto ff = first_fit{}.place(p, g);
       const auto sky = skyline_fit{}.place(p, g);
       const auto port = portfolio_fit{}.place(p, g);
+      CHECK(validate(p, sweep_fit{}.place(p, g)).has_value());
+      CHECK(validate(p, stack_fit{}.place(p, g)).has_value());
+      portfolio_fit no_skyline;
+      no_skyline.near_requeues = 0;
+      CHECK(validate(p, no_skyline.place(p, g)).has_value());
       CHECK(validate(p, xla).has_value());
       CHECK(validate(p, ff).has_value());
       CHECK(validate(p, sky).has_value());
@@ -38,6 +43,46 @@ TEST_SUITE("packing/heuristics") {
       CHECK(peak_of(p, port) >= max_live_bytes(p));
       CHECK(validate(p, xla_best_fit{xla_order::temporal}.place(p, g)).has_value());
     }
+  }
+
+  TEST_CASE("sweep: an allocator over time, best fit among the freed gaps, nested lifetimes stacked as they nest") {
+    packing_problem p;
+    // Nested (a training step's activations): a [0,10) 8, b [1,9) 4, c [2,8) 2; then d [9,12)
+    // 4 reuses b's bytes freed at 9 (best fit: the 4-byte gap, not the top); e [3,4) 6 sits on
+    // top of a, b, c.
+    p.buffers = {buf("a", 0, 10, 8), buf("b", 1, 9, 4), buf("c", 2, 8, 2), buf("d", 9, 12, 4), buf("e", 3, 4, 6)};
+    const interval_graph g(p);
+    const auto s = sweep_fit{}.place(p, g);
+    REQUIRE(validate(p, s).has_value());
+    CHECK(s.offsets == std::vector<std::int64_t>{0, 8, 12, 8, 14});
+    CHECK(peak_of(p, s) == max_live_bytes(p));
+    // A fixed offset: the sweep steps aside for stacking, which respects it.
+    p.buffers[4].fixed_offset = 0;
+    const auto f = sweep_fit{}.place(p, interval_graph(p));
+    CHECK(validate(p, f).has_value());
+    CHECK(f.offsets[4] == 0);
+  }
+
+  TEST_CASE("the skyline greedy's work is bounded: past its requeue budget a run is abandoned, the portfolio keeps the sweep") {
+    // 3,000 nested lifetimes with short temporaries beside them: every placement at the
+    // bottom moves every waiting entry up (a training step's shape).
+    packing_problem p;
+    const int depth = 3000;
+    for (int k = 0; k < depth; ++k) {
+      p.buffers.push_back(buf("act" + std::to_string(k), k, 2 * depth - k, 64 + k % 7));
+      p.buffers.push_back(buf("tmp" + std::to_string(k), k, k + 2, 32 + k % 5));
+    }
+    const interval_graph g(p);
+    const auto order = detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration);
+    detail::skyline_budget tight;
+    tight.requeues = 100;
+    CHECK_FALSE(detail::skyline_in_order(p, g, order, tight).has_value());
+    const auto full = detail::skyline_in_order(p, g, order);
+    REQUIRE(full.has_value());
+    CHECK(validate(p, *full).has_value());
+    const auto port = portfolio_fit{}.place(p, g);
+    CHECK(validate(p, port).has_value());
+    CHECK(static_cast<double>(peak_of(p, port)) <= 1.02 * static_cast<double>(max_live_bytes(p)));
   }
 
   TEST_CASE("place() reports malformed problems") {
@@ -139,7 +184,7 @@ TEST_SUITE("packing/scale") {
             reference_place_in_order(p, lists, order, fit_rule::best).offsets);
       CHECK(detail::place_in_order(p, g, order, fit_rule::first).offsets ==
             reference_place_in_order(p, lists, order, fit_rule::first).offsets);
-      const auto sky = detail::skyline_in_order(p, g, order);
+      const auto sky = *detail::skyline_in_order(p, g, order);
       CHECK(sky.offsets == reference_skyline(p, lists, order).offsets);
       if (round % 3 != 0) CHECK(validate(p, sky).has_value());  // random fixed offsets may collide
     }

@@ -39,7 +39,7 @@ result<solver_outcome> all_at_zero(const packing_problem& p, const interval_grap
 }
 
 // Adding a solver is this one row.
-constexpr auto toy_table = with_solver(packing_solvers, {"stack", "pile", "every buffer on top of the last", solver_family::heuristic, &stack_all});
+constexpr auto toy_table = with_solver(packing_solvers, {"tower", "pile", "every buffer on top of the last", solver_family::heuristic, &stack_all});
 
 packing_problem three() {
   packing_problem p;
@@ -59,20 +59,20 @@ TEST_SUITE("packing/solvers") {
     CHECK(find_solver("auto")->family == solver_family::search);
     CHECK(find_solver("skyline")->family == solver_family::heuristic);
     CHECK(find_solver("nope") == nullptr);
-    CHECK(solver_names() == "search, heuristic, xla, first-fit or skyline");
+    CHECK(solver_names() == "search, heuristic, xla, first-fit, skyline, stack or sweep");
     auto bad = parse_solver("nope");
     REQUIRE_FALSE(bad.has_value());
     CHECK(bad.error().code() == errc::invalid_argument);
-    CHECK(bad.error().message() == "unknown solver 'nope' (expected search, heuristic, xla, first-fit or skyline)");
+    CHECK(bad.error().message() == "unknown solver 'nope' (expected search, heuristic, xla, first-fit, skyline, stack or sweep)");
     CHECK(solvers_help().find("heuristic (the best of the fast heuristics; also portfolio)") != std::string::npos);
   }
 
   TEST_CASE("a toy solver added in one row is found, listed and solved with") {
     static_assert(toy_table.size() == packing_solvers.size() + 1);
     static_assert(find_solver("pile", toy_table) == &toy_table.back());
-    CHECK(find_solver("stack") == nullptr);  // the library's table is unchanged
-    CHECK(solver_names(toy_table) == "search, heuristic, xla, first-fit, skyline or stack");
-    CHECK(solvers_help(toy_table).find("stack (every buffer on top of the last; also pile)") != std::string::npos);
+    CHECK(find_solver("tower") == nullptr);  // the library's table is unchanged
+    CHECK(solver_names(toy_table) == "search, heuristic, xla, first-fit, skyline, stack, sweep or tower");
+    CHECK(solvers_help(toy_table).find("tower (every buffer on top of the last; also pile)") != std::string::npos);
     auto r = solve(three(), "pile", {}, toy_table);
     REQUIRE(r.has_value());
     CHECK(r->placed());
@@ -85,11 +85,11 @@ TEST_SUITE("packing/solvers") {
     // A capacity the toy misses but the bound allows: out of time, not proven infeasible.
     solve_options o;
     o.capacity = 20;
-    auto c = solve(three(), "stack", o, toy_table);
+    auto c = solve(three(), "tower", o, toy_table);
     REQUIRE(c.has_value());
     CHECK(c->status == search_status::timed_out);
     o.capacity = 10;
-    CHECK(solve(three(), "stack", o, toy_table)->status == search_status::infeasible);
+    CHECK(solve(three(), "tower", o, toy_table)->status == search_status::infeasible);
   }
 
   TEST_CASE("the toy packs the temporary heaps of a plan, never above XLA's best fit") {
@@ -103,12 +103,12 @@ ENTRY e {
 })", "toy.hlo");
     REQUIRE(m);
     buffer_assignment_options o;
-    o.solver = *find_solver("stack", toy_table);
+    o.solver = *find_solver("tower", toy_table);
     auto a = buffer_assignment<hlo::module>::run(*m, o);
     REQUIRE(a);
     CHECK(a->validate(*m).has_value());
     REQUIRE(a->heaps().size() == 1);
-    CHECK(a->heaps().front().solver == "stack");
+    CHECK(a->heaps().front().solver == "tower");
     o.solver = *find_solver("xla");
     auto x = buffer_assignment<hlo::module>::run(*m, o);
     REQUIRE(x);

@@ -96,7 +96,7 @@ inline result<solver_outcome> run_search(const packing_problem& p, const interva
 }  // namespace detail
 
 /// The solvers, the default first. Adding one is one row here.
-inline constexpr std::array<named_solver, 5> packing_solvers{{
+inline constexpr std::array<named_solver, 7> packing_solvers{{
     {"search", "auto,best", "exact/anytime search within the time limit (the default)", solver_family::search,
      &detail::run_search},
     {"heuristic", "portfolio", "the best of the fast heuristics", solver_family::heuristic,
@@ -105,6 +105,10 @@ inline constexpr std::array<named_solver, 5> packing_solvers{{
      &detail::run_heuristic<xla_best_fit>},
     {"first-fit", "", "first fit, largest buffer first", solver_family::heuristic, &detail::run_heuristic<first_fit>},
     {"skyline", "", "skyline fit", solver_family::heuristic, &detail::run_heuristic<skyline_fit>},
+    {"stack", "", "stacking in decreasing live range, O(n log n) on any input", solver_family::heuristic,
+     &detail::run_heuristic<stack_fit>},
+    {"sweep", "", "an allocator run over time with best fit, O(n log n) on any input", solver_family::heuristic,
+     &detail::run_heuristic<sweep_fit>},
 }};
 
 /// A solver table: `packing_solvers`, or a table of one's own (`with_solver`).
