@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/packing/aligned_lower_bound.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/interval_index.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -631,9 +632,13 @@ struct portfolio_fit {
         from_xla = true;
       }
     }
+    const auto bound = temp_lower_bound(p);  // alignment counted: 4-byte temporaries at 64
+    const bool small = p.buffers.size() <= small_limit;
+    // Nothing can beat the bound; above `small_limit` buffers the other runs are not worth
+    // their time then (below, they run as before, and may pick another optimal placement).
+    if (!small && best_peak <= bound) return best;
     detail::skyline_budget budget;
     budget.deadline = deadline;
-    const auto bound = lower_bound(p);
     if (static_cast<long double>(best_peak) <= 1.015L * static_cast<long double>(bound)) {
       budget.requeues = near_requeues * std::max<std::size_t>(p.buffers.size(), 1);
     }
@@ -643,7 +648,6 @@ struct portfolio_fit {
     // same placement in any run order (XLA's best fit counts as earliest). Above, the
     // contention ranking alone (better on 10^6-buffer trace-shaped instances: 1.014 of the
     // bound against 1.072).
-    const bool small = p.buffers.size() <= small_limit;
     const std::size_t small_order[] = {3, 0, 1, 2, 4, 5};
     const std::size_t large_order[] = {0, 1, 2, 3, 4, 5};
     const std::size_t* run_order = small ? small_order : large_order;

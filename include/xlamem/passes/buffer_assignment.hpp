@@ -966,19 +966,26 @@ class buffer_assignment {
     if (auto ok = validate_problem(h.problem); !ok) {
       return ok.error().with_context("the temporaries of memory space " + std::to_string(h.color));
     }
-    placement xla = xla_colocated_best_fit(h.problem, interval_graph(h.problem), keys);
+    // XLA's best fit costs O(pairs log pairs) in the temporaries live together: above the
+    // portfolio's limit of conflicting pairs (`portfolio_fit::xla_edge_limit`) it is no floor
+    // (10^5 temporaries live at once took 500 s), unless it is the packer asked for.
+    const interval_graph heap_graph(h.problem);
+    std::optional<placement> xla;
+    if (places_as_xla(packer) || heap_graph.edge_count() <= portfolio_fit{}.xla_edge_limit) {
+      xla = xla_colocated_best_fit(h.problem, heap_graph, keys);
+    }
     // Over the values' own intervals, as XLA places them (a colocated group's hull is not a
     // lower bound: others may sit in its dead gaps).
     h.lower_bound = temp_lower_bound(detail::pieces_problem(h.problem, keys));
-    if (places_as_xla(packer) || peak_of(h.problem, xla) <= h.lower_bound) {
-      h.solution = std::move(xla);  // the baseline, or already optimal
+    if (xla && (places_as_xla(packer) || peak_of(h.problem, *xla) <= h.lower_bound)) {
+      h.solution = std::move(*xla);  // the baseline, or already optimal
     } else {
       auto sol = packer(h.problem);
       if (!sol) return sol.error().with_context("packing the temporaries of memory space " + std::to_string(h.color));
       if (auto ok = xlamem::validate(h.problem, *sol); !ok) {
         return ok.error().with_context("packer " + std::string(packer.name()) + " returned an invalid placement");
       }
-      h.solution = peak_of(h.problem, *sol) <= peak_of(h.problem, xla) ? std::move(*sol) : std::move(xla);
+      h.solution = !xla || peak_of(h.problem, *sol) <= peak_of(h.problem, *xla) ? std::move(*sol) : std::move(*xla);
     }
     h.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     h.size = peak_of(h.problem, h.solution);

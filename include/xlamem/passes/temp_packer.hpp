@@ -59,10 +59,14 @@ struct named_temp_packer {
     }
     placement best = portfolio_fit{}.place(p, g);
     auto best_peak = peak_of(p, best);
-    placement xla = xla_best_fit{}.place(p, g);
-    if (peak_of(p, xla) < best_peak) {
-      best_peak = peak_of(p, xla);
-      best = std::move(xla);
+    // XLA's best fit is quadratic in the temporaries live together: above the portfolio's
+    // limit of conflicting pairs it is left out, as the portfolio leaves it out.
+    if (g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
+      placement xla = xla_best_fit{}.place(p, g);
+      if (peak_of(p, xla) < best_peak) {
+        best_peak = peak_of(p, xla);
+        best = std::move(xla);
+      }
     }
     if (time_limit_seconds > 0 && best_peak > temp_lower_bound(p)) {
       solve_options o;
