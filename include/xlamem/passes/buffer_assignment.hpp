@@ -43,7 +43,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <queue>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -244,21 +246,62 @@ class buffer_assignment {
         }
         if (la_.has_range(x.value) && x.size > 0) items.push_back({x.value, x.offset, x.size, la_.range(x.value)});
       }
-      std::sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.r.start < b.r.start; });
-      std::vector<item> active;
-      for (const auto& it : items) {
-        std::erase_if(active, [&](const item& a) { return a.r.end < it.r.start; });
-        for (const auto& a : active) {
-          if (a.offset >= it.offset + it.size || it.offset >= a.offset + a.size) continue;
-          if (la_.colocation().buffer_of(a.v) == la_.colocation().buffer_of(it.v)) continue;
-          if (a.r.end == it.r.start && a.offset == it.offset && a.size == it.size && can_share(g, it.v, a.v)) continue;
-          return make_error(errc::invalid_argument,
-                            "allocation " + std::to_string(al.index) + ": values " + la_.value_name(g, a.v, false) +
-                                " [" + std::to_string(a.r.start) + "-" + std::to_string(a.r.end) + "] and " +
-                                la_.value_name(g, it.v, false) + " [" + std::to_string(it.r.start) + "-" +
-                                std::to_string(it.r.end) + "] are live together and share bytes");
+      std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.r.start < b.r.start; });
+      // A sweep over time. The values live at once are grouped by offset: the overlaps allowed
+      // (values of one buffer, an operand taken over where it dies) are at one offset, so the
+      // groups hold disjoint bytes while the check holds, and a new value can meet only the
+      // group below it and the groups starting inside its bytes: O(log n) per value plus its
+      // own group, not every live value (10^5 temporaries live at once were quadratic here).
+      struct group {
+        std::int64_t extent = 0;  // largest size of the group's values
+        std::vector<std::size_t> members;
+      };
+      std::map<std::int64_t, group> active;
+      using ending = std::pair<std::int64_t, std::size_t>;  // (range end, item)
+      std::priority_queue<ending, std::vector<ending>, std::greater<>> ends;
+      for (std::size_t k = 0; k < items.size(); ++k) {
+        const auto& it = items[k];
+        while (!ends.empty() && ends.top().first < it.r.start) {
+          const auto j = ends.top().second;
+          ends.pop();
+          auto gi = active.find(items[j].offset);
+          auto& m = gi->second.members;
+          m.erase(std::find(m.begin(), m.end(), j));
+          if (m.empty()) {
+            active.erase(gi);
+          } else {
+            gi->second.extent = 0;
+            for (const auto x : m) gi->second.extent = std::max(gi->second.extent, items[x].size);
+          }
         }
-        active.push_back(it);
+        auto check = [&](const group& grp) -> result<void> {
+          for (const auto j : grp.members) {
+            const auto& a = items[j];
+            if (a.offset >= it.offset + it.size || it.offset >= a.offset + a.size) continue;
+            if (la_.colocation().buffer_of(a.v) == la_.colocation().buffer_of(it.v)) continue;
+            if (a.r.end == it.r.start && a.offset == it.offset && a.size == it.size && can_share(g, it.v, a.v)) continue;
+            return make_error(errc::invalid_argument,
+                              "allocation " + std::to_string(al.index) + ": values " + la_.value_name(g, a.v, false) +
+                                  " [" + std::to_string(a.r.start) + "-" + std::to_string(a.r.end) + "] and " +
+                                  la_.value_name(g, it.v, false) + " [" + std::to_string(it.r.start) + "-" +
+                                  std::to_string(it.r.end) + "] are live together and share bytes");
+          }
+          return {};
+        };
+        auto gi = active.lower_bound(it.offset);
+        if (gi != active.begin()) {
+          const auto below = std::prev(gi);
+          if (below->first + below->second.extent > it.offset) {
+            if (auto r = check(below->second); !r) return r;
+          }
+        }
+        for (; gi != active.end() && gi->first < it.offset + it.size; ++gi) {
+          if (auto r = check(gi->second); !r) return r;
+        }
+        auto& mine = active[it.offset];
+        mine.members.push_back(k);
+        mine.extent = std::max(mine.extent, it.size);
+        ends.emplace(it.r.end, k);
       }
     }
     for (value_id v = 0; v < df.values().size(); ++v) {
