@@ -8,7 +8,7 @@ gen_training_step.py: a training step, activations held from the forward to the 
 backward op) and size, the instance is written once, then `xlamem pack FILE --solver S --json
 --time-limit T` runs in a fresh process per solver under a wall-clock cap. Columns: wall time
 of the whole command (reading, solving, validating, writing), its peak resident memory
-(os.wait4's rusage of that child), peak / lower bound, status, and the buffers live at the peak. A run
+(GNU time's %M), peak / lower bound, status, and the buffers live at the peak. A run
 past the cap is killed and shown as such: that is the figure.
 
 Usage: scale_curve.py --xlamem build-release/tools/xlamem/xlamem [--sizes 10000 100000 1000000]
@@ -17,6 +17,7 @@ Usage: scale_curve.py --xlamem build-release/tools/xlamem/xlamem [--sizes 10000 
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,34 +49,31 @@ def live_at_peak(path):
 
 
 def run(tool, path, solver, time_limit, cap):
-    """One `xlamem pack` in a fresh process: its own wall time and peak resident memory
-    (os.wait4's rusage of that child), killed at `cap` seconds."""
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        t0 = time.monotonic()
-        p = subprocess.Popen([tool, "pack", path, "--solver", solver, "--json", "--time-limit", str(time_limit)],
-                             stdout=out, stderr=err, text=True)
-        killed = False
-        while True:
-            pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-            if pid:
-                break
-            if time.monotonic() - t0 > cap:
-                p.kill()
-                _, status, usage = os.wait4(p.pid, 0)
-                killed = True
-                break
-            time.sleep(0.005)
-        wall = time.monotonic() - t0
-        p.returncode = os.waitstatus_to_exitcode(status)
-        rss_mb = usage.ru_maxrss / 1024
-        if killed:
-            return {"wall": None, "rss_mb": rss_mb, "ratio": None, "status": f"killed at {cap:g} s"}
-        out.seek(0)
-        err.seek(0)
+    """One `xlamem pack` in a fresh process under GNU time (its peak resident memory: a child of
+    this Python process would count the interpreter's pages it was forked with), killed with
+    its process group at `cap` seconds."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out_path, rss_path = os.path.join(tmp, "out.json"), os.path.join(tmp, "rss")
+        with open(out_path, "w") as out, open(os.path.join(tmp, "err"), "w+") as err:
+            t0 = time.monotonic()
+            p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_path, tool, "pack", path, "--solver", solver,
+                                  "--json", "--time-limit", str(time_limit)],
+                                 stdout=out, stderr=err, text=True, start_new_session=True)
+            try:
+                p.wait(timeout=cap)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+                return {"wall": None, "rss_mb": None, "ratio": None, "status": f"killed at {cap:g} s"}
+            wall = time.monotonic() - t0
+            err.seek(0)
+            message = err.read().strip()
+        with open(rss_path) as f:
+            rss_mb = int(f.read().split()[-1]) / 1024
         if p.returncode != 0:
-            return {"wall": wall, "rss_mb": rss_mb, "ratio": None,
-                    "status": f"exit {p.returncode}: {err.read().strip()[:80]}"}
-        d = json.loads(out.read())
+            return {"wall": wall, "rss_mb": rss_mb, "ratio": None, "status": f"exit {p.returncode}: {message[:80]}"}
+        with open(out_path) as f:
+            d = json.load(f)
     return {"wall": wall, "rss_mb": rss_mb, "ratio": d["peak"] / d["lower_bound"] if d["lower_bound"] else None,
             "status": d.get("status", "?")}
 
@@ -104,7 +102,7 @@ def main():
                 for s in a.solvers:
                     r = run(a.xlamem, path, s, a.time_limit, a.cap)
                     wall = f"{r['wall']:.2f}" if r["wall"] is not None else "–"
-                    rss = f"{r['rss_mb']:.0f}"
+                    rss = f"{r['rss_mb']:.0f}" if r["rss_mb"] is not None else "–"
                     ratio = f"{r['ratio']:.4f}" if r["ratio"] is not None else "–"
                     print(f"| {kind} | {count:,} | {live:,} | {s} | {wall} | {rss} | {ratio} | {r['status']} |", flush=True)
 

@@ -582,9 +582,10 @@ static_assert(packing_heuristic<stack_fit>);
 ///    (10^7..10^8 pairs) are within 1 % of the lower bound with the skylines alone.
 ///  - The skyline greedy costs up to (buffers x live buffers) requeues where long lifetimes
 ///    nest (training steps: 2,700 per buffer at 10^5 buffers). When the sweep is already within
-///    1.5 % of the lower bound, a skyline run is abandoned past `near_requeues` requeues per
-///    buffer (every real trace here needs at most 556, MiniMalloc's at most 23); otherwise it
-///    runs to the end.
+///    1.5 % of the lower bound (alignment counted), a skyline run is abandoned past
+///    `near_requeues` requeues per buffer and at least `near_requeue_floor` in all (the real
+///    traces that close need at most 169 per buffer, MiniMalloc's at most 23, a 10^4-buffer
+///    training step 2.9 million in all); otherwise it runs to the end.
 ///  - Above `small_limit` buffers only the first `large_runs` rankings run.
 ///  - With a `deadline`, a skyline run is abandoned when it passes, and a further run starts
 ///    only if the time left covers the longest run so far.
@@ -593,6 +594,7 @@ struct portfolio_fit {
   std::size_t large_runs = 1;
   std::size_t xla_edge_limit = std::size_t{1} << 22;
   std::size_t near_requeues = 256;
+  std::size_t near_requeue_floor = std::size_t{1} << 24;  // small problems run to the end
   std::optional<std::chrono::steady_clock::time_point> deadline;
 
   [[nodiscard]] std::string_view name() const noexcept { return "portfolio"; }
@@ -640,7 +642,7 @@ struct portfolio_fit {
     detail::skyline_budget budget;
     budget.deadline = deadline;
     if (static_cast<long double>(best_peak) <= 1.015L * static_cast<long double>(bound)) {
-      budget.requeues = near_requeues * std::max<std::size_t>(p.buffers.size(), 1);
+      budget.requeues = std::max(near_requeues * p.buffers.size(), near_requeue_floor);
     }
     // Up to `small_limit` buffers area/size runs first: it is within 1 % of the bound on every
     // real trace of that size, so it is the one kept when a deadline cuts the list short.
