@@ -326,6 +326,34 @@ ENTRY e {
     CHECK_FALSE(graph_traits<hlo::module>::can_share_operand_buffer(m, t, {}, f, {}));
   }
 
+  TEST_CASE("GPU: two elements of one multi-output fusion never take over the same dying operand (fuzz finding)") {
+    // XLA:GPU lets a loop fusion's elements {0} and {1} each share the operand they copy; the
+    // heap's take-over gave both the chunk of `b`, which dies at the fusion (the fusion's
+    // result is unused, so its elements die there too), and the plan failed its own
+    // validation ("f{0} and f{1} are live together and share bytes").
+    const auto m = parse_ok(R"(HloModule t, is_scheduled=true
+twice {
+  x = bf16[] parameter(0)
+  y = f32[8]{0} parameter(1)
+  ROOT r = (bf16[], bf16[], f32[8]{0}) tuple(x, x, y)
+}
+ENTRY e {
+  p = f32[8]{0} parameter(0)
+  b = bf16[] convert(p)
+  f = (bf16[], bf16[], f32[8]{0}) fusion(b, p), kind=kLoop, calls=twice
+  ROOT n = f32[8]{0} negate(p)
+})");
+    for (const char* solver : {"xla", "heuristic"}) {
+      CAPTURE(solver);
+      xlamem::buffer_assignment_options o;
+      o.solver = *xlamem::find_solver(solver);
+      auto a = xlamem::buffer_assignment<hlo::module>::run(m, o);
+      REQUIRE_MESSAGE(a.has_value(), a.error().to_string());
+      const auto ok = a->validate(m);
+      CHECK_MESSAGE(ok.has_value(), (ok ? std::string() : ok.error().message()));
+    }
+  }
+
   TEST_CASE("GPU: a constant operand never shares its buffer") {
     const auto m = parse_ok(std::string("HloModule k\n") + kF32Sum + R"(ENTRY e {
   c = f32[4]{0} constant({1, 2, 3, 4})

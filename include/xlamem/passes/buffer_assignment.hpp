@@ -43,6 +43,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <queue>
@@ -935,6 +936,9 @@ class buffer_assignment {
       return n == 1;
     };
     if (options_.reuse_allocations) {
+      // A chunk is taken over once where its value dies: two outputs of one instruction (a
+      // multi-output fusion's elements on XLA:GPU) may not both take the same operand's.
+      std::vector<std::int64_t> taken_at(bufs.size(), std::numeric_limits<std::int64_t>::min());
       std::vector<std::size_t> by_start(bufs.size());
       for (std::size_t k = 0; k < bufs.size(); ++k) by_start[k] = k;
       std::stable_sort(by_start.begin(), by_start.end(),
@@ -953,9 +957,13 @@ class buffer_assignment {
               const auto a = co.buffer_of(w);
               if (a == b || local[a] == none || !single_value(a)) continue;
               const auto root = find(local[a]);
-              if (root == find(k) || ghull[root].end != start || info_[a].size != info_[b].size) continue;
+              if (root == find(k) || ghull[root].end != start || taken_at[root] == start ||
+                  info_[a].size != info_[b].size) {
+                continue;
+              }
               if (!la_.has_range(w) || la_.range(w).end != start || !can_share(g, v, w)) continue;
               group[find(k)] = root;
+              taken_at[root] = start;
               ghull[root].end = std::max(ghull[root].end, info_[b].hull.end);
               takes_over.emplace_back(v, w);
               shared = true;
