@@ -552,17 +552,6 @@ struct skyline_fit {
 };
 static_assert(packing_heuristic<skyline_fit>);
 
-/// An allocator run over time with best fit (`sweep_in_time`); stacking where offsets are
-/// fixed. O(n log n) on any input.
-struct sweep_fit {
-  [[nodiscard]] std::string_view name() const noexcept { return "sweep"; }
-  [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
-    if (auto s = detail::sweep_in_time(p)) return std::move(*s);
-    return detail::stack_in_order(p, g, detail::sorted_order(p, g, detail::order_key::duration, detail::order_key::size));
-  }
-};
-static_assert(packing_heuristic<sweep_fit>);
-
 /// Stacking in decreasing live range (then size): O(n log n), never revisits (`stack_in_order`).
 struct stack_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "stack"; }
@@ -571,6 +560,17 @@ struct stack_fit {
   }
 };
 static_assert(packing_heuristic<stack_fit>);
+
+/// An allocator run over time with best fit (`sweep_in_time`); stacking where offsets are
+/// fixed. O(n log n) on any input.
+struct sweep_fit {
+  [[nodiscard]] std::string_view name() const noexcept { return "sweep"; }
+  [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
+    if (auto s = detail::sweep_in_time(p)) return std::move(*s);
+    return stack_fit{}.place(p, g);
+  }
+};
+static_assert(packing_heuristic<sweep_fit>);
 
 /// The default fast heuristic: the allocator sweep (`sweep_fit`, O(n log n) on any input,
 /// so a placement is always in hand), XLA's best fit (so never worse than XLA while it runs),
