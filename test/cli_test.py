@@ -254,8 +254,9 @@ def main():
     out_csv = os.path.join(WORK, "placed.csv")
     p = run(["pack", csv, "--svg", svg, "--output", out_csv])
     last = p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
-    check(last.startswith("peak=") and "lower_bound=" in last and "optimal=" in last and "seconds=" in last,
-          "pack: last line is 'peak=... lower_bound=... optimal=... seconds=...'")
+    check(last.startswith("peak=") and "lower_bound=" in last and "optimal=" in last and "seconds=" in last
+          and " status=placed" in last,
+          "pack: last line is 'peak=... lower_bound=... optimal=... seconds=... status=...'")
     check(os.path.isfile(svg) and "<svg" in open(svg).read(2000), "pack --svg writes an SVG")
     check(os.path.isfile(out_csv) and open(out_csv).readline().strip().endswith("offset"),
           "pack --output writes the offset column")
@@ -271,6 +272,20 @@ def main():
     tight = write("tight.csv", "id,lower,upper,size\n0,0,2,100\n1,1,3,100\n")
     run(["pack", tight, "--capacity", "150"], expect_code=1)
     run(["pack", os.path.join(WORK, "missing.csv")], expect_code=3)
+    # The time limit is kept by every solver: XLA's best fit cut short, the sweep places.
+    rows, state = ["id,lower,upper,size"], 7
+    for i in range(20000):
+        state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
+        lo, span, size = state % 4000, 1 + (state >> 20) % 1333, 1 + (state >> 40) % 1000
+        rows.append(f"{i},{lo},{lo + span},{size}")
+    busy = write("busy.csv", "\n".join(rows) + "\n")
+    p = run(["pack", busy, "--solver", "xla", "--time-limit", "0.001", "--json"])
+    try:
+        j = json.loads(p.stdout)
+        check(j["status"] == "time_limit" and j["fallback"] == "sweep" and j["peak"] >= j["lower_bound"],
+              "pack --time-limit: a solver cut short reports status time_limit and the fallback that placed")
+    except Exception as e:  # noqa: BLE001
+        check(False, f"pack --time-limit --json prints one JSON object ({e})")
 
     # reduce: closed intervals, JSON, bad input.
     intervals = write("terms.csv", "id,first,last\n0,0,4\n1,0,4\n2,1,3\n3,2,5\n4,3,2\n")

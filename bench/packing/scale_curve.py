@@ -48,16 +48,16 @@ def live_at_peak(path):
     return best
 
 
-def run(tool, path, solver, time_limit, cap):
+def run(tool, path, solver, time_limit, cap, extra=()):
     """One `xlamem pack` in a fresh process under GNU time (its peak resident memory: a child of
     this Python process would count the interpreter's pages it was forked with), killed with
-    its process group at `cap` seconds."""
+    its process group at `cap` seconds. `extra`: more arguments (`--capacity N`)."""
     with tempfile.TemporaryDirectory() as tmp:
         out_path, rss_path = os.path.join(tmp, "out.json"), os.path.join(tmp, "rss")
         with open(out_path, "w") as out, open(os.path.join(tmp, "err"), "w+") as err:
             t0 = time.monotonic()
             p = subprocess.Popen(["/usr/bin/time", "-f", "%M", "-o", rss_path, tool, "pack", path, "--solver", solver,
-                                  "--json", "--time-limit", str(time_limit)],
+                                  "--json", "--time-limit", str(time_limit), *extra],
                                  stdout=out, stderr=err, text=True, start_new_session=True)
             try:
                 p.wait(timeout=cap)
@@ -70,12 +70,12 @@ def run(tool, path, solver, time_limit, cap):
             message = err.read().strip()
         with open(rss_path) as f:
             rss_mb = int(f.read().split()[-1]) / 1024
-        if p.returncode != 0:
+        if p.returncode not in (0, 1, 2):  # 1 and 2: infeasible or undecided under a capacity, reported in JSON
             return {"wall": wall, "rss_mb": rss_mb, "ratio": None, "status": f"exit {p.returncode}: {message[:80]}"}
         with open(out_path) as f:
             d = json.load(f)
-    return {"wall": wall, "rss_mb": rss_mb, "ratio": d["peak"] / d["lower_bound"] if d["lower_bound"] else None,
-            "status": d.get("status", "?")}
+    ratio = d["peak"] / d["lower_bound"] if d["peak"] is not None and d["lower_bound"] else None
+    return {"wall": wall, "rss_mb": rss_mb, "ratio": ratio, "status": d.get("status", "?"), "fallback": d.get("fallback")}
 
 
 def main():

@@ -103,7 +103,9 @@ def pack(intervals: Iterable[Any], *, solver: str = "search", capacity: Optional
     """Places buffers live on [lower, upper) at offsets so that no two live at once overlap
     (`xlamem pack`). `intervals`: (lower, upper, size[, alignment]) tuples, dicts with those
     keys (and `id`), or a pandas DataFrame with those columns. With `capacity`, decides
-    whether everything fits under it. Raises XlamemError for an impossible problem."""
+    whether everything fits under it. `time_limit`: wall-clock seconds, kept by every solver
+    (a solver cut short gives its best placement, or the sweep's: status "time_limit").
+    Raises XlamemError for an impossible problem."""
     rows, ids = _rows(intervals)
     cap = -1 if capacity is None else int(capacity)
     return _pack_result(*_xlamem.pack_rows(rows, ids, solver, cap, float(time_limit), int(seed)))

@@ -77,7 +77,7 @@ def cmd_pack(a: argparse.Namespace) -> int:
         sys.stdout.write(result.text)
     if result.status == "infeasible":
         return 1
-    return 0 if result.status == "placed" else 2
+    return 0 if result.placed else 2
 
 
 def parser() -> argparse.ArgumentParser:

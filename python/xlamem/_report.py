@@ -320,8 +320,10 @@ class ReportDiff:
 
 @dataclass(frozen=True)
 class PackResult:
-    """What `xlamem.pack` found: the status ("placed", "infeasible", "timed_out"), the offsets
-    (one per buffer, empty when not placed), the peak and the best lower bound."""
+    """What `xlamem.pack` found: the status ("placed"; "time_limit": placed, but the time limit
+    ended the work, the best placement found; "infeasible"; "timed_out": no placement under the
+    capacity), the offsets (one per buffer, empty when not placed), the peak and the best lower
+    bound."""
     status: str
     offsets: list[int]
     peak: Optional[int]
@@ -331,6 +333,11 @@ class PackResult:
     solver: str
     json: str
     text: str  # `xlamem pack`'s report and its last line
+
+    @property
+    def placed(self) -> bool:
+        """Whether `offsets` is a placement (status "placed" or "time_limit")."""
+        return self.status in ("placed", "time_limit")
 
     def to_json(self) -> str:
         return self.json

@@ -2,8 +2,10 @@
 // Tests of include/xlamem/io/packing_report.hpp: what `solve` found, for people and as JSON.
 #include <doctest/doctest.h>
 
+#include <random>
 #include <string>
 
+#include "support/packing_helpers.hpp"
 #include "xlamem/io/json.hpp"
 #include "xlamem/io/packing_report.hpp"
 
@@ -43,5 +45,30 @@ TEST_SUITE("io/packing_report") {
     const auto j = json_document("pack", rep);
     CHECK(j.find("\"status\": \"infeasible\",\n \"peak\": null,") != std::string::npos);
     CHECK(j.find("\"capacity\": 8") != std::string::npos);
+  }
+
+  TEST_CASE("cut by the time limit: status time_limit, the fallback named in the text, the line and the JSON") {
+    std::mt19937_64 rng(7);  // thousands live at once: enough work for the deadline to be read
+    const auto p = xlamem::test::packing_helpers::random_problem(rng, 20000, 4000, 1000, false);
+    solve_options o;
+    o.deadline = packing_clock::now();
+    auto r = solve(p, "first-fit", o);
+    REQUIRE(r.has_value());
+    REQUIRE(r->placed());
+    CHECK(status_name(*r) == "time_limit");
+    const packing_report rep{"p.csv", &p, "first-fit", o, *r};
+    CHECK(packing_text(rep).find("  stopped by the time limit (10.0 s): placed by the fallback 'sweep' (O(n log n)), "
+                                 "as first-fit had not finished\n") != std::string::npos);
+    CHECK(packing_result_line(*r).find(" status=time_limit\n") != std::string::npos);
+    const auto j = json_document("pack", rep);
+    CHECK(j.find("\"status\": \"time_limit\",") != std::string::npos);
+    CHECK(j.find("\"fallback\": \"sweep\",") != std::string::npos);
+    o.deadline.reset();
+    o.time_limit_seconds = 0;
+    auto done = solve(p, "first-fit", o);
+    REQUIRE(done.has_value());
+    CHECK(status_name(*done) == "placed");
+    CHECK(json_document("pack", packing_report{"p.csv", &p, "first-fit", o, *done}).find("\"fallback\": null,") !=
+          std::string::npos);
   }
 }

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,13 @@ packing_problem three() {
   packing_problem p;
   p.buffers = {{"a", 0, 2, 8, 1, {}}, {"b", 1, 3, 8, 1, {}}, {"c", 2, 4, 8, 1, {}}};
   return p;
+}
+
+/// A problem the sweep does not solve optimally, with thousands of buffers live at once:
+/// enough work for every phase to read the clock.
+packing_problem busy() {
+  std::mt19937_64 rng(7);
+  return xlamem::test::packing_helpers::random_problem(rng, 20000, 4000, 1000, false);
 }
 
 }  // namespace solvers_test
@@ -141,5 +149,62 @@ ENTRY e {
     wrong.buffers = {{"x", 3, 1, 8, 1, {}}};
     CHECK_FALSE(solve(wrong, "xla").has_value());
     CHECK(solve(three(), "nope").error().message().find("unknown solver 'nope'") == 0);
+  }
+
+  TEST_CASE("the time limit is kept by every solver: a deadline already passed gives a valid placement and says how") {
+    const auto p = busy();
+    solve_options o;
+    o.deadline = packing_clock::now();  // passed before anything starts
+    for (const auto& s : packing_solvers) {
+      CAPTURE(s.name);
+      auto r = solve(p, s, o);
+      REQUIRE(r.has_value());
+      CHECK(r->placed());
+      CHECK(validate(p, r->placement).has_value());
+      CHECK(r->peak >= r->lower_bound);
+      const bool own_deadline = s.name != "stack" && s.name != "sweep";  // those two are the O(n log n) floor
+      CHECK(r->stopped_by_time_limit == own_deadline);
+      // The greedy passes with no placement in hand fall back on the sweep; the search and the
+      // portfolio hold the sweep's placement from their start.
+      const bool falls_back = s.name == "xla" || s.name == "first-fit" || s.name == "skyline";
+      CHECK(r->fallback == (falls_back ? "sweep" : ""));
+      CHECK(r->xla_best_fit_peak == -1);  // XLA's baseline: skipped (too many pairs) or out of time
+    }
+    // Where an offset is fixed the sweep cannot run: the fallback is the stacking.
+    auto fixed = p;
+    fixed.buffers.push_back({"pinned", 0, 2, 64, 64, std::int64_t{0}});
+    auto f = solve(fixed, "first-fit", o);
+    REQUIRE(f.has_value());
+    CHECK(f->fallback == "stack");
+    CHECK(validate(fixed, f->placement).has_value());
+    // Without a limit every solver finishes: nothing is said of a limit.
+    solve_options none;
+    none.time_limit_seconds = 0;
+    auto x = solve(p, "xla", none);
+    REQUIRE(x.has_value());
+    CHECK_FALSE(x->stopped_by_time_limit);
+    CHECK(x->fallback.empty());
+    CHECK(x->xla_best_fit_peak == x->peak);
+  }
+
+  TEST_CASE("the long phases stop at a passed deadline: XLA's best fit, the skyline, the conflict lists") {
+    const auto p = busy();
+    const interval_graph g(p);
+    const packing_deadline passed = packing_clock::now();
+    const auto order = detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration);
+    CHECK_FALSE(detail::place_in_order_until(p, g, order, fit_rule::best, passed).has_value());
+    CHECK(detail::place_in_order_until(p, g, order, fit_rule::best, std::nullopt).has_value());
+    const auto x = xla_best_fit{}.place_by(p, g, passed);
+    CHECK_FALSE(x.complete);
+    CHECK_FALSE(x.solution.has_value());
+    const auto port = portfolio_fit{}.place_by(p, g, passed);
+    CHECK_FALSE(port.complete);
+    REQUIRE(port.solution.has_value());  // the sweep always completes
+    CHECK(validate(p, *port.solution).has_value());
+    CHECK_FALSE(skyline_fit{}.place_by(p, g, passed).solution.has_value());
+    CHECK_FALSE(detail::build_conflicts(g.first_sections(), g.last_sections(), std::size_t{1} << 30, passed).has_value());
+    const auto lists = detail::build_conflicts(g.first_sections(), g.last_sections(), std::size_t{1} << 30);
+    REQUIRE(lists.has_value());
+    CHECK(lists->adjacent.size() == 2 * g.edge_count());
   }
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // `xlamem pack FILE.csv`: static buffer packing of a MiniMalloc-format CSV with a solver of
 // the library's table (packing/solvers.hpp). Prints a short report whose last line is
-// `peak=<bytes> lower_bound=<bytes> optimal=<yes|no> seconds=<s>`, or one JSON object with
-// `--json`. Exit status: 0 placement found, 1 capacity proven infeasible, 2 time-out without a
-// placement, 3 bad input.
+// `peak=<bytes> lower_bound=<bytes> optimal=<yes|no> seconds=<s> status=<status>`, or one JSON
+// object with `--json`. `--time-limit` is wall-clock from the start of the command, reading
+// included. Exit status: 0 placement found (status placed or time_limit), 1 capacity proven
+// infeasible, 2 time-out without a placement, 3 bad input.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +29,7 @@ struct pack_options {
 };
 
 int run_pack(const pack_options& o) {
+  const auto start = packing_clock::now();
   const auto solver = parse_solver(o.solver);
   if (!solver) return fail("pack", solver.error());
   if (auto problem = time_limit_problem(o.solve.time_limit_seconds)) return fail("pack", *problem);
@@ -37,7 +39,9 @@ int run_pack(const pack_options& o) {
   if (!text) return fail("pack", text.error());
   auto read = read_interval_csv(*text, name);
   if (!read) return fail("pack", read.error());
-  auto result = solve(read->problem, *solver, o.solve);
+  solve_options options = o.solve;
+  options.deadline = deadline_after(start, o.solve.time_limit_seconds);  // the reading counts
+  auto result = solve(read->problem, *solver, options);
   if (!result) {
     const bool internal = result.error().code() == errc::internal;
     return fail("pack", (internal ? "internal error: " : name + ": ") + result.error().message());
@@ -73,7 +77,9 @@ void add_pack_command(CLI::App& app, context& ctx) {
       ->required();
   cmd->add_option("--capacity", opts->solve.capacity,
                   "decide whether everything fits under BYTES (exit 1 when proven impossible)");
-  cmd->add_option("--time-limit", opts->solve.time_limit_seconds, "seconds for the search (default 10)");
+  cmd->add_option("--time-limit", opts->solve.time_limit_seconds, "wall-clock seconds for the whole command, reading included, kept by every solver "
+                  "(default 10; a solver not done by then gives its best placement, or the sweep's: "
+                  "status time_limit)");
   cmd->add_option("--solver", opts->solver, solver_help());
   cmd->add_option("--output", opts->output, "write the placement as CSV with an offset column");
   cmd->add_option("--svg", opts->svg, "draw the placement (time on x, offset on y)");

@@ -37,20 +37,29 @@ struct packing_report {
   return s == search_status::feasible ? "placed" : s == search_status::infeasible ? "infeasible" : "timed_out";
 }
 
-/// The JSON fields of a report: buffers, solver, status, peak (null when not placed),
-/// lower_bound, optimal, seconds, xla_best_fit_peak (null when not run), nodes, and the
-/// capacity when one was given.
+/// A solve's status: "placed" (the solver finished), "time_limit" (placed, but the time limit
+/// ended the work: the best placement found, perhaps the fallback's), "infeasible" (proven
+/// under the capacity) or "timed_out" (no placement under the capacity by the time limit).
+[[nodiscard]] inline std::string_view status_name(const solve_result& r) noexcept {
+  return r.placed() && r.stopped_by_time_limit ? "time_limit" : status_name(r.status);
+}
+
+/// The JSON fields of a report: buffers, solver, status (`status_name`), peak (null when not
+/// placed), lower_bound, optimal, seconds, fallback (the solver that placed instead, null when
+/// none), xla_best_fit_peak (null when not run or out of time), nodes, and the capacity when
+/// one was given.
 template <class F>
 void visit_fields(const packing_report& r, F&& f) {
   const auto& s = r.result;
   f("file", r.file);
   f("buffers", r.problem->buffers.size());
   f("solver", r.solver);
-  f("status", status_name(s.status));
+  f("status", status_name(s));
   f("peak", s.placed() ? std::optional<std::int64_t>(s.peak) : std::nullopt);
   f("lower_bound", s.lower_bound);
   f("optimal", s.optimal());
   f("seconds", s.seconds);
+  f("fallback", s.fallback.empty() ? std::nullopt : std::optional<std::string_view>(s.fallback));
   f("xla_best_fit_peak", s.xla_best_fit_peak >= 0 ? std::optional<std::int64_t>(s.xla_best_fit_peak) : std::nullopt);
   f("nodes", s.nodes);
   if (r.options.capacity >= 0) f("capacity", r.options.capacity);
@@ -73,6 +82,8 @@ void visit_fields(const packing_report& r, F&& f) {
   if (s.xla_best_fit_peak >= 0) {
     line("XLA best fit (baseline)", bytes_text(s.xla_best_fit_peak) + "  " +
                                         percent_of(s.xla_best_fit_peak - s.max_live, s.max_live, 1, true) + "% over the bound");
+  } else if (s.xla_baseline_out_of_time) {
+    line("XLA best fit (baseline)", "stopped by the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s)");
   } else {
     line("XLA best fit (baseline)", "skipped: " + std::to_string(s.conflicts) + " conflicting pairs (over " +
                                         std::to_string(portfolio_fit{}.xla_edge_limit) + "; --solver xla runs it)");
@@ -85,6 +96,13 @@ void visit_fields(const packing_report& r, F&& f) {
             : std::string();
     line(std::string(r.solver) + " peak", bytes_text(s.peak) + "  " + percent_of(s.peak - s.max_live, s.max_live, 1, true) +
                                               "% over the bound" + versus_xla + (s.optimal() ? " (optimal)" : ""));
+    if (s.stopped_by_time_limit) {
+      out += "  stopped by the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s): " +
+             (s.fallback.empty() ? std::string("the best placement found so far")
+                                 : "placed by the fallback '" + std::string(s.fallback) + "' (O(n log n)), as " +
+                                       std::string(r.solver) + " had not finished") +
+             "\n";
+    }
   } else if (s.status == search_status::infeasible) {
     out += "  no placement fits the capacity (proven)\n";
   } else {
@@ -94,11 +112,11 @@ void visit_fields(const packing_report& r, F&& f) {
   return terminal_text(out);  // the file name comes from the user
 }
 
-/// `peak=<bytes|none> lower_bound=<bytes> optimal=<yes|no> seconds=<s>`.
+/// `peak=<bytes|none> lower_bound=<bytes> optimal=<yes|no> seconds=<s> status=<status_name>`.
 [[nodiscard]] inline std::string packing_result_line(const solve_result& s) {
   return "peak=" + (s.placed() ? std::to_string(s.peak) : std::string("none")) + " lower_bound=" +
          std::to_string(s.lower_bound) + " optimal=" + (s.optimal() ? "yes" : "no") + " seconds=" + fixed(s.seconds, 3) +
-         "\n";
+         " status=" + std::string(status_name(s)) + "\n";
 }
 
 /// The placement drawn (time on x, offset on y), with the capacity when one was given.

@@ -6,7 +6,10 @@
 /// best of several orders and fits, never worse than XLA's best fit because it includes it.
 ///
 /// Every policy models `packing_heuristic`: `h.place(problem, graph)` returns a valid placement
-/// of a validated problem; `h.name()` names it. Placement of one buffer costs O(k log k), k the
+/// of a validated problem; `h.name()` names it. Those whose cost can grow beyond n log n also
+/// model `deadline_heuristic`: `h.place_by(problem, graph, deadline)` stops when the deadline
+/// passes and says so (`timed_placement`); `stack_fit` and `sweep_fit` are O(n log n) on any
+/// input and are what a solver falls back on. Placement of one buffer costs O(k log k), k the
 /// number of conflicting buffers placed before it (best and first fit) or O(log n) plus
 /// lazy refreshes (skyline); none builds the conflict graph, and none allocates per buffer.
 /// Policies are stateless values, safe to share between threads.
@@ -29,6 +32,7 @@
 #include <vector>
 
 #include "xlamem/packing/aligned_lower_bound.hpp"
+#include "xlamem/packing/deadline.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/interval_index.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -41,6 +45,19 @@ concept packing_heuristic = requires(const H& h, const packing_problem& p, const
   { h.name() } -> std::convertible_to<std::string_view>;
   { h.place(p, g) } -> std::same_as<placement>;
 };
+
+/// What a policy placed by a deadline.
+struct timed_placement {
+  std::optional<placement> solution;  ///< none: the deadline passed before every buffer had a place
+  bool complete = true;               ///< false: the deadline cut the work short (`solution` is the best so far)
+};
+
+/// A policy that keeps a deadline: `place_by` returns by it (within one check's stride).
+template <class H>
+concept deadline_heuristic = packing_heuristic<H> &&
+    requires(const H& h, const packing_problem& p, const interval_graph& g, const packing_deadline& d) {
+      { h.place_by(p, g, d) } -> std::same_as<timed_placement>;
+    };
 
 /// How a greedy chooses among the free gaps that fit a buffer.
 enum class fit_rule {
@@ -78,8 +95,11 @@ inline std::int64_t gap_offset(const std::vector<std::pair<std::int64_t, std::in
 /// among the already placed conflicting buffers chosen by `rule`. Returns the offsets. The
 /// placed conflicting buffers come from a `placed_index`, not from conflict lists: O(log S + k
 /// log k) per buffer, k the placed buffers it conflicts with, and O(n log S) memory.
-inline placement place_in_order(const packing_problem& p, const interval_graph& g,
-                                const std::vector<int>& order, fit_rule rule) {
+/// Stops (nullopt) when `deadline` passes: a buffer's work is its placed conflicting buffers,
+/// and the clock is read every 2^16 of them.
+inline std::optional<placement> place_in_order_until(const packing_problem& p, const interval_graph& g,
+                                                     const std::vector<int>& order, fit_rule rule,
+                                                     const packing_deadline& deadline) {
   const std::size_t n = p.buffers.size();
   placement out;
   out.offsets.assign(n, 0);
@@ -93,8 +113,10 @@ inline placement place_in_order(const packing_problem& p, const interval_graph& 
     }
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> used;
+  deadline_checker late(deadline, std::size_t{1} << 16);
   for (const int bi : order) {
     const auto i = static_cast<std::size_t>(bi);
+    if (late.due(used.size() + 16)) return std::nullopt;
     if (placed[i]) continue;
     placed[i] = 1;
     const auto& b = p.buffers[i];
@@ -112,6 +134,12 @@ inline placement place_in_order(const packing_problem& p, const interval_graph& 
     index.insert(bi);
   }
   return out;
+}
+
+/// `place_in_order_until` without a deadline.
+inline placement place_in_order(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
+                                fit_rule rule) {
+  return *place_in_order_until(p, g, order, rule, std::nullopt);
 }
 
 /// Orders on buffers used by the greedy policies; every key ends with the index (stable).
@@ -179,7 +207,7 @@ inline std::vector<int> sorted_order(const packing_problem& p, const interval_gr
 /// its cost beyond n log n, up to (buffers x live buffers) on training-step shapes.
 struct skyline_budget {
   std::size_t requeues = static_cast<std::size_t>(-1);
-  std::optional<std::chrono::steady_clock::time_point> deadline;
+  packing_deadline deadline;
 };
 
 /// @returns false when the budget ran out first (the placement is then incomplete).
@@ -215,7 +243,7 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
   std::size_t requeues = 0, rounds = 0;
   while (!queue.empty()) {
     if (requeues > budget.requeues) return false;
-    if (budget.deadline && (++rounds & 1023) == 0 && std::chrono::steady_clock::now() >= *budget.deadline) return false;
+    if ((++rounds & 1023) == 0 && deadline_passed(budget.deadline)) return false;
     const auto level = queue.top().first;
     std::size_t count = 0;
     do {
@@ -512,45 +540,72 @@ enum class xla_order {
 };
 
 /// XLA's best fit, the reference baseline: buffers in decreasing size (or live range), each
-/// into the smallest free gap that fits among placed conflicting buffers, else on top.
+/// into the smallest free gap that fits among placed conflicting buffers, else on top. XLA's
+/// own algorithm costs O(k log k) per buffer, k the placed buffers it conflicts with; by a
+/// deadline it returns the spatial order's placement if that one is complete.
 struct xla_best_fit {
   xla_order order = xla_order::best_of_both;
 
   [[nodiscard]] std::string_view name() const noexcept { return "xla-best-fit"; }
-  [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
-    placement spatial, temporal;
+  [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
+                                         const packing_deadline& deadline) const {
+    using detail::order_key;
+    auto done = [](std::optional<placement> s) {
+      const bool complete = s.has_value();
+      return timed_placement{std::move(s), complete};
+    };
+    std::optional<placement> spatial;
     if (order != xla_order::temporal) {
-      spatial = detail::place_in_order(p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration),
-                                       fit_rule::best);
-      if (order == xla_order::spatial) return spatial;
+      spatial = detail::place_in_order_until(p, g, detail::sorted_order(p, g, order_key::size, order_key::duration),
+                                             fit_rule::best, deadline);
+      if (order == xla_order::spatial || !spatial) return done(std::move(spatial));
     }
-    temporal = detail::place_in_order(p, g, detail::sorted_order(p, g, detail::order_key::duration, detail::order_key::size),
-                                      fit_rule::best);
-    if (order == xla_order::temporal) return temporal;
-    return peak_of(p, temporal) < peak_of(p, spatial) ? temporal : spatial;
+    auto temporal = detail::place_in_order_until(
+        p, g, detail::sorted_order(p, g, order_key::duration, order_key::size), fit_rule::best, deadline);
+    if (order == xla_order::temporal) return done(std::move(temporal));
+    if (!temporal) return {std::move(spatial), false};
+    return {peak_of(p, *temporal) < peak_of(p, *spatial) ? std::move(temporal) : std::move(spatial), true};
+  }
+  [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
+    return *place_by(p, g, std::nullopt).solution;
   }
 };
-static_assert(packing_heuristic<xla_best_fit>);
+static_assert(deadline_heuristic<xla_best_fit>);
 
 /// First fit: size descending, each buffer into the lowest gap that fits.
 struct first_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "first-fit"; }
+  [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
+                                         const packing_deadline& deadline) const {
+    auto s = detail::place_in_order_until(
+        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), fit_rule::first, deadline);
+    const bool complete = s.has_value();
+    return {std::move(s), complete};
+  }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
-    return detail::place_in_order(p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration),
-                                  fit_rule::first);
+    return *place_by(p, g, std::nullopt).solution;
   }
 };
-static_assert(packing_heuristic<first_fit>);
+static_assert(deadline_heuristic<first_fit>);
 
 /// The canonical skyline greedy (size descending breaks ties): always place next the buffer
 /// that can sit lowest, directly on top of the conflicting buffers below it.
 struct skyline_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "skyline"; }
+  [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
+                                         const packing_deadline& deadline) const {
+    detail::skyline_budget budget;
+    budget.deadline = deadline;
+    auto s = detail::skyline_in_order(
+        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), budget);
+    const bool complete = s.has_value();
+    return {std::move(s), complete};
+  }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
-    return *detail::skyline_in_order(p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration));
+    return *place_by(p, g, std::nullopt).solution;
   }
 };
-static_assert(packing_heuristic<skyline_fit>);
+static_assert(deadline_heuristic<skyline_fit>);
 
 /// Stacking in decreasing live range (then size): O(n log n), never revisits (`stack_in_order`).
 struct stack_fit {
@@ -587,20 +642,25 @@ static_assert(packing_heuristic<sweep_fit>);
 ///    traces that close need at most 169 per buffer, MiniMalloc's at most 23, a 10^4-buffer
 ///    training step 2.9 million in all); otherwise it runs to the end.
 ///  - Above `small_limit` buffers only the first `large_runs` rankings run.
-///  - With a `deadline`, a skyline run is abandoned when it passes, and a further run starts
-///    only if the time left covers the longest run so far.
+///  - By a deadline (`place_by`) XLA's best fit and a skyline run are abandoned when it passes,
+///    and a further run starts only if the time left covers the longest run so far; the sweep
+///    always completes, so there is always a placement.
 struct portfolio_fit {
   std::size_t small_limit = 20000;
   std::size_t large_runs = 1;
   std::size_t xla_edge_limit = std::size_t{1} << 22;
   std::size_t near_requeues = 256;
   std::size_t near_requeue_floor = std::size_t{1} << 24;  // small problems run to the end
-  std::optional<std::chrono::steady_clock::time_point> deadline;
 
   [[nodiscard]] std::string_view name() const noexcept { return "portfolio"; }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
+    return *place_by(p, g, std::nullopt).solution;
+  }
+  [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
+                                         const packing_deadline& deadline) const {
     using detail::order_key;
-    using clock = std::chrono::steady_clock;
+    using clock = packing_clock;
+    bool cut = false;  // the deadline ended a run or kept one from starting
     clock::duration longest{0};
     auto timed = [&](auto&& run) {
       const auto t0 = clock::now();
@@ -608,7 +668,10 @@ struct portfolio_fit {
       longest = std::max(longest, clock::now() - t0);
       return s;
     };
-    auto no_time_for_another = [&] { return deadline && clock::now() + longest >= *deadline; };
+    auto no_time_for_another = [&] {
+      if (deadline && clock::now() + longest >= *deadline) cut = true;
+      return cut;
+    };
     struct ranking {
       order_key a, b, c;
     };
@@ -625,10 +688,11 @@ struct portfolio_fit {
     std::size_t best_index = std::size(rankings);  // the sweep: after every ranking on ties
     bool from_xla = false;
     if (g.edge_count() <= xla_edge_limit && !no_time_for_another()) {
-      auto x = timed([&] { return xla_best_fit{}.place(p, g); });
-      const auto peak = peak_of(p, x);
+      auto x = timed([&] { return xla_best_fit{}.place_by(p, g, deadline); });
+      cut = cut || !x.complete;
+      const auto peak = x.solution ? peak_of(p, *x.solution) : best_peak + 1;
       if (peak <= best_peak) {
-        best = std::move(x);
+        best = std::move(*x.solution);
         best_peak = peak;
         best_index = 0;
         from_xla = true;
@@ -638,7 +702,7 @@ struct portfolio_fit {
     const bool small = p.buffers.size() <= small_limit;
     // Nothing can beat the bound; above `small_limit` buffers the other runs are not worth
     // their time then (below, they run as before, and may pick another optimal placement).
-    if (!small && best_peak <= bound) return best;
+    if (!small && best_peak <= bound) return {std::move(best), !cut};
     detail::skyline_budget budget;
     budget.deadline = deadline;
     if (static_cast<long double>(best_peak) <= 1.015L * static_cast<long double>(bound)) {
@@ -661,7 +725,10 @@ struct portfolio_fit {
         return detail::skyline_in_order(p, g, detail::sorted_order(p, g, rankings[k].a, rankings[k].b, rankings[k].c),
                                         budget);
       });
-      if (!s) break;  // out of budget: the next ranking would be too
+      if (!s) {  // out of budget: the next ranking would be too
+        cut = cut || deadline_passed(deadline);
+        break;
+      }
       const auto peak = peak_of(p, *s);
       if (peak < best_peak || (peak == best_peak && !from_xla && k < best_index)) {
         best_peak = peak;
@@ -670,10 +737,10 @@ struct portfolio_fit {
         from_xla = false;
       }
     }
-    return best;
+    return {std::move(best), !cut};
   }
 };
-static_assert(packing_heuristic<portfolio_fit>);
+static_assert(deadline_heuristic<portfolio_fit>);
 
 /// Validates `p`, builds its interval graph and places it with `h`.
 template <packing_heuristic H = portfolio_fit>

@@ -24,6 +24,8 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/packing/deadline.hpp"
+
 namespace xlamem::detail {
 
 /// Range maximum over a fixed array of values (a bottom-up segment tree). Query O(log S).
@@ -302,11 +304,12 @@ struct conflict_lists {
 };
 
 /// Builds the conflict lists by a sweep over first sections, O(n log n + E). Gives up (nullopt)
-/// when there are more than `max_edges` conflicting pairs or the deadline passes (checked
-/// every 4096 buffers), so that memory and time stay bounded on any input.
-inline std::optional<conflict_lists> build_conflicts(
-    const std::vector<int>& first, const std::vector<int>& last, std::size_t max_edges,
-    std::optional<std::chrono::steady_clock::time_point> deadline = std::nullopt) {
+/// when there are more than `max_edges` conflicting pairs or the deadline passes (the clock is
+/// read every 2^18 steps of work: pairs made, live buffers scanned, list entries sorted), so
+/// that memory and time stay bounded on any input.
+inline std::optional<conflict_lists> build_conflicts(const std::vector<int>& first, const std::vector<int>& last,
+                                                     std::size_t max_edges, const packing_deadline& deadline = std::nullopt) {
+  const auto started = packing_clock::now();
   const std::size_t n = first.size();
   std::vector<int> order;
   order.reserve(n);
@@ -317,47 +320,53 @@ inline std::optional<conflict_lists> build_conflicts(
     const auto fa = first[static_cast<std::size_t>(a)], fb = first[static_cast<std::size_t>(b)];
     return fa != fb ? fa < fb : a < b;
   });
-  std::vector<std::uint32_t> degree(n, 0);
-  std::vector<std::pair<int, int>> pairs;
+  // Two sweeps over the same order: the first counts each buffer's conflicts (and stops past
+  // `max_edges`), the second writes them into rows sized by the count, so no list of pairs
+  // is kept and no array grows while the clock runs.
+  deadline_checker late(deadline, std::size_t{1} << 18);
   std::vector<int> active;
-  // The deadline is checked every 4096 buffers and every 2^20 pairs (a buffer can bring
-  // thousands), in each of the three passes.
-  auto late = [&] { return deadline && std::chrono::steady_clock::now() >= *deadline; };
-  constexpr std::size_t pair_check = std::size_t{1} << 20;
-  std::size_t step = 0, next_check = pair_check;
-  for (const int i : order) {
-    if ((++step & 4095) == 0 && late()) return std::nullopt;
-    if (pairs.size() >= next_check) {
-      if (late()) return std::nullopt;
-      next_check = pairs.size() + pair_check;
+  auto sweep = [&](auto&& pair, auto&& more) {
+    active.clear();
+    for (const int i : order) {
+      if (late.due(2 * active.size() + 1)) return false;  // the scan below, then the pairs
+      const int f = first[static_cast<std::size_t>(i)];
+      std::size_t keep = 0;
+      for (const int a : active) {
+        if (last[static_cast<std::size_t>(a)] > f) active[keep++] = a;
+      }
+      active.resize(keep);
+      if (!more(active.size())) return false;
+      for (const int a : active) pair(a, i);
+      active.push_back(i);
     }
-    const int f = first[static_cast<std::size_t>(i)];
-    std::size_t keep = 0;
-    for (const int a : active) {
-      if (last[static_cast<std::size_t>(a)] > f) active[keep++] = a;
-    }
-    active.resize(keep);
-    if (pairs.size() + active.size() > max_edges) return std::nullopt;
-    for (const int a : active) {
-      pairs.emplace_back(a, i);
-      ++degree[static_cast<std::size_t>(a)];
-      ++degree[static_cast<std::size_t>(i)];
-    }
-    active.push_back(i);
-  }
+    return true;
+  };
+  std::vector<std::size_t> degree(n, 0);
+  std::size_t edges = 0;
+  const bool counted = sweep(
+      [&](int a, int b) {
+        ++degree[static_cast<std::size_t>(a)];
+        ++degree[static_cast<std::size_t>(b)];
+      },
+      [&](std::size_t k) { return (edges += k) <= max_edges; });
+  if (!counted) return std::nullopt;
+  // Allocating the lists (every page touched at once, unchecked) costs about what counting
+  // them did, and filling them as much again: not started when the time left is shorter.
+  if (deadline && packing_clock::now() + 2 * (packing_clock::now() - started) >= *deadline) return std::nullopt;
   conflict_lists out;
   out.start.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) out.start[i + 1] = out.start[i] + degree[i];
   out.adjacent.assign(out.start[n], 0);
   std::vector<std::size_t> fill(out.start.begin(), out.start.end() - 1);
-  for (std::size_t q = 0; q < pairs.size(); ++q) {
-    if ((q & (pair_check - 1)) == pair_check - 1 && late()) return std::nullopt;
-    const auto [a, b] = pairs[q];
-    out.adjacent[fill[static_cast<std::size_t>(a)]++] = b;
-    out.adjacent[fill[static_cast<std::size_t>(b)]++] = a;
-  }
+  const bool filled = sweep(
+      [&](int a, int b) {
+        out.adjacent[fill[static_cast<std::size_t>(a)]++] = b;
+        out.adjacent[fill[static_cast<std::size_t>(b)]++] = a;
+      },
+      [](std::size_t) { return true; });
+  if (!filled) return std::nullopt;
   for (std::size_t i = 0; i < n; ++i) {
-    if ((i & 4095) == 4095 && late()) return std::nullopt;
+    if (late.due(4 * (out.start[i + 1] - out.start[i]) + 1)) return std::nullopt;  // about k log k
     std::sort(out.adjacent.begin() + static_cast<std::ptrdiff_t>(out.start[i]),
               out.adjacent.begin() + static_cast<std::ptrdiff_t>(out.start[i + 1]));
   }

@@ -11,6 +11,17 @@
 /// once, runs the solver, checks the placement and reports the status (placed, proven
 /// infeasible under a capacity, or out of time), the peak, the best proven lower bound, the
 /// search nodes and the seconds spent. It prints nothing.
+///
+/// The time limit is a wall-clock contract for every solver, not only the search: `solve`
+/// gives the solver a deadline early enough to leave time for what comes after it (checking
+/// the placement, and placing everything with the O(n log n) fallback, `sweep`, when the
+/// solver had placed nothing by then); that reserve is measured, a multiple of what building
+/// the interval graph took. A run the deadline cut short is reported so
+/// (`solve_result::stopped_by_time_limit`, with `fallback` naming the fallback when it
+/// placed), with the best placement found and its gap to the lower bound. What cannot be cut
+/// is the O(n log n) floor: validating the problem, the interval graph, the simple bound, the
+/// sweep and the final check (about 2 microseconds per buffer on the machine of
+/// docs/benchmarks.md); a limit below that is overrun by it.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +34,7 @@
 #include <string_view>
 
 #include "xlamem/error.hpp"
+#include "xlamem/packing/deadline.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -35,14 +47,18 @@ namespace xlamem {
 /// temporary heap.
 enum class solver_family : std::uint8_t {
   xla,        ///< XLA's heap simulator (best fit): the planner places a heap exactly as XLA does
-  heuristic,  ///< one greedy pass: no proof, no time limit
+  heuristic,  ///< one greedy pass: no proof; cut short by the time limit
   search,     ///< anytime exact search within a time limit: proves bounds and infeasibility
 };
 
 /// Options of `solve`.
 struct solve_options {
   std::int64_t capacity = -1;        ///< >= 0: decide whether everything fits under it; < 0: minimise the peak
-  double time_limit_seconds = 10.0;  ///< for the search family (<= 0: no limit)
+  double time_limit_seconds = 10.0;  ///< wall-clock seconds for the whole solve, every solver (<= 0: no limit)
+  /// When set, the deadline instead of `time_limit_seconds`: a front end that counts its
+  /// reading in the limit sets it from its own start. `solve` hands each solver its deadline
+  /// here, moved earlier by the reserve.
+  packing_deadline deadline;
   std::uint64_t seed = 0;            ///< varies the search's branching orders
   bool xla_baseline = true;          ///< also place with XLA's best fit, as a baseline figure
 };
@@ -53,6 +69,7 @@ struct solver_outcome {
   placement solution;
   std::int64_t lower_bound = 0;  ///< a proven lower bound on the optimal peak (0: none of its own)
   std::uint64_t nodes = 0;       ///< search nodes visited
+  bool stopped_by_time_limit = false;  ///< the deadline ended the work (`solution`: the best so far, if any)
 };
 
 /// A solver's entry point: the problem (validated), its interval graph and the options.
@@ -69,10 +86,20 @@ struct named_solver {
 
 namespace detail {
 
-/// A `packing_heuristic` as a solver: one pass, always a placement.
+/// A `packing_heuristic` as a solver: one pass. One that keeps a deadline may stop without a
+/// placement (`solve` then falls back).
 template <packing_heuristic H>
-result<solver_outcome> run_heuristic(const packing_problem& p, const interval_graph& g, const solve_options&) {
-  return solver_outcome{search_status::feasible, H{}.place(p, g), 0, 0};
+result<solver_outcome> run_heuristic(const packing_problem& p, const interval_graph& g, const solve_options& o) {
+  if constexpr (deadline_heuristic<H>) {
+    auto r = H{}.place_by(p, g, o.deadline);
+    solver_outcome out;
+    out.stopped_by_time_limit = !r.complete;
+    if (r.solution) out.solution = std::move(*r.solution);
+    else out.status = search_status::timed_out;
+    return out;
+  } else {
+    return solver_outcome{search_status::feasible, H{}.place(p, g), 0, 0};
+  }
 }
 
 /// The anytime search: a decision under a capacity (`pack_within`), else the minimisation
@@ -82,15 +109,18 @@ inline result<solver_outcome> run_search(const packing_problem& p, const interva
     search_options so;
     so.capacity = o.capacity;
     so.time_limit_seconds = o.time_limit_seconds;
+    so.deadline = o.deadline;
     so.seed = o.seed;
     auto r = pack_within(p, g, so);
-    return solver_outcome{r.status, std::move(r.solution), 0, r.nodes};
+    return solver_outcome{r.status, std::move(r.solution), 0, r.nodes,
+                          r.status == search_status::timed_out && deadline_passed(o.deadline)};
   }
   minimize_options mo;
   mo.time_limit_seconds = o.time_limit_seconds;
+  mo.deadline = o.deadline;
   mo.seed = o.seed;
   auto r = minimize_peak(p, g, mo);
-  return solver_outcome{r.status, std::move(r.solution), r.lower_bound, r.nodes};
+  return solver_outcome{r.status, std::move(r.solution), r.lower_bound, r.nodes, r.stopped_by_time_limit};
 }
 
 }  // namespace detail
@@ -177,6 +207,9 @@ struct solve_result {
   std::int64_t lower_bound = 0;                      ///< best proven bound on the optimal peak (at most `peak`)
   std::int64_t max_live = 0;                         ///< the simple bound: most bytes live at one time (`lower_bound(p)`)
   std::int64_t xla_best_fit_peak = -1;               ///< XLA's best fit as a baseline; -1: not run
+  bool xla_baseline_out_of_time = false;             ///< the baseline was started and cut by its share of the time
+  bool stopped_by_time_limit = false;                ///< the time limit ended the solver's work early
+  std::string_view fallback;                         ///< the solver that placed instead of it ("sweep"), else empty
   std::uint64_t nodes = 0;                           ///< search nodes visited
   double seconds = 0.0;                              ///< wall-clock time of the whole solve
   std::size_t sections = 0;                          ///< of the interval graph
@@ -186,15 +219,16 @@ struct solve_result {
   [[nodiscard]] bool optimal() const noexcept { return placed() && peak == lower_bound; }
 };
 
-/// Packs `p` with `solver`. XLA's best fit runs as a baseline (`o.xla_baseline`) unless the
-/// problem has more conflicting pairs than the heuristic portfolio gives it
-/// (`portfolio_fit::xla_edge_limit`) and `solver` is not XLA's own. A heuristic's placement
-/// above `o.capacity` is `infeasible` when even the lower bound is above it, else
-/// `timed_out`. @returns the problem's validation error, or `errc::internal` when the solver
-/// returns an invalid placement.
+/// Packs `p` with `solver` within the time limit (see the file's comment). XLA's best fit runs
+/// as a baseline (`o.xla_baseline`), with a quarter of the time, unless the problem has more
+/// conflicting pairs than the heuristic portfolio gives it (`portfolio_fit::xla_edge_limit`)
+/// and `solver` is not XLA's own. A heuristic's placement above `o.capacity` is `infeasible`
+/// when even the lower bound is above it, else `timed_out`. @returns the problem's validation
+/// error, or `errc::internal` when the solver returns an invalid placement.
 [[nodiscard]] inline result<solve_result> solve(const packing_problem& p, const named_solver& solver,
                                                 const solve_options& o = {}) {
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = packing_clock::now();
+  const auto deadline = o.deadline ? o.deadline : deadline_after(start, o.time_limit_seconds);
   if (auto ok = validate_problem(p); !ok) return ok.error();
   if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
   const interval_graph g(p);
@@ -203,14 +237,37 @@ struct solve_result {
   out.conflicts = g.edge_count();
   out.max_live = lower_bound(p);
   const bool is_xla = solver.family == solver_family::xla;
+  const bool may_fall_back = solver.family != solver_family::search;  // the search always holds the sweep's placement
+  // What follows the solver is O(n log n) like the set-up so far, so it is reserved as a
+  // multiple of it: the final check about the set-up's time, the fallback sweep about 3 times.
+  const auto setup = packing_clock::now() - start;
+  solve_options inner = o;
+  inner.deadline = deadline_before(deadline, (may_fall_back ? 5 : 2) * setup + std::chrono::milliseconds(5));
   // XLA's best fit costs time in the number of conflicting pairs: on compiler traces far above
   // the portfolio's limit it would dominate the solve, so it is left out there.
   if (o.xla_baseline && !is_xla && g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
-    out.xla_best_fit_peak = peak_of(p, xla_best_fit{}.place(p, g));
+    packing_deadline share;
+    if (inner.deadline) {
+      const auto now = packing_clock::now();
+      share = now + std::max(*inner.deadline - now, packing_clock::duration::zero()) / 4;
+    }
+    const auto x = xla_best_fit{}.place_by(p, g, share);
+    if (x.complete) out.xla_best_fit_peak = peak_of(p, *x.solution);
+    else out.xla_baseline_out_of_time = true;
   }
-  auto run = solver.run(p, g, o);
+  auto run = solver.run(p, g, inner);
   if (!run) return run.error();
-  if (is_xla && o.xla_baseline) out.xla_best_fit_peak = peak_of(p, run->solution);
+  out.stopped_by_time_limit = run->stopped_by_time_limit;
+  if (run->status == search_status::timed_out && run->stopped_by_time_limit && may_fall_back) {
+    const bool any_fixed = std::any_of(p.buffers.begin(), p.buffers.end(), [](const auto& b) { return b.fixed_offset.has_value(); });
+    run->solution = sweep_fit{}.place(p, g);
+    run->status = search_status::feasible;
+    out.fallback = any_fixed ? stack_fit{}.name() : sweep_fit{}.name();
+  }
+  if (is_xla && o.xla_baseline) {
+    if (run->stopped_by_time_limit) out.xla_baseline_out_of_time = true;
+    else if (run->status == search_status::feasible) out.xla_best_fit_peak = peak_of(p, run->solution);
+  }
   out.status = run->status;
   out.nodes = run->nodes;
   out.lower_bound = std::max(out.max_live, run->lower_bound);
@@ -225,8 +282,9 @@ struct solve_result {
     out.placement = std::move(run->solution);
     out.peak = peak_of(p, out.placement);
     out.lower_bound = std::min(out.lower_bound, out.peak);
+    if (out.peak == out.lower_bound) out.stopped_by_time_limit = false;  // optimal: nothing was left to do
   }
-  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.seconds = std::chrono::duration<double>(packing_clock::now() - start).count();
   return out;
 }
 
