@@ -210,9 +210,20 @@ struct skyline_budget {
   packing_deadline deadline;
 };
 
-/// @returns false when the budget ran out first (the placement is then incomplete).
+/// How a skyline run ended.
+enum class skyline_end {
+  done,           ///< every buffer placed by the greedy
+  out_of_budget,  ///< the requeue budget ran out: the placement is incomplete
+  stacked,        ///< the deadline came near: the buffers left were stacked (complete, valid)
+};
+
+/// When the requeue budget runs out the placement is left incomplete. When the time left
+/// before the deadline would only just cover it, the buffers still queued are placed in queue
+/// order, each on top of what is placed over its sections (as `stack_in_order`, O(log S)
+/// each), so a cut run still gives a valid placement by the deadline: the lower part packed
+/// by the greedy, the rest stacked above.
 template <class Queue>
-bool skyline_drain(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
+skyline_end skyline_drain(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
                    const std::vector<int>& rank, const std::vector<std::size_t>& fixed_start,
                    const std::vector<std::pair<std::int64_t, std::int64_t>>& fixed_ranges, bool any_fixed,
                    const std::vector<char>& placed_of, std::int64_t granule, placement& out, Queue& queue,
@@ -229,8 +240,12 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
                                                   std::max<std::int64_t>(p.buffers[i].alignment / granule, 1) - 1};
   }
   skyline_tree skyline(g.section_count());
+  std::size_t left = 0;  // ranks still queued
   for (std::size_t r = 0; r < n; ++r) {
-    if (!placed_of[static_cast<std::size_t>(order[r])]) queue.push(0, static_cast<int>(r));
+    if (!placed_of[static_cast<std::size_t>(order[r])]) {
+      queue.push(0, static_cast<int>(r));
+      ++left;
+    }
   }
   constexpr std::size_t batch = 16;
   struct top_over {
@@ -240,10 +255,48 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
   int ranks[batch];
   std::int64_t highest[batch];
   top_over placed_now[batch];
-  std::size_t requeues = 0, rounds = 0;
+  // The lowest offset at or above `low` (granules) where buffer i clears the fixed buffers it
+  // meets; in bytes, as the fixed ranges are, and every bound stays a multiple of the granule.
+  auto clear_of_fixed = [&](std::size_t i, std::int64_t low) {
+    const auto bytes = p.buffers[i].size, align = p.buffers[i].alignment;
+    std::int64_t at = low * granule;
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (auto f = fixed_start[i]; f < fixed_start[i + 1]; ++f) {
+        const auto [flo, fhi] = fixed_ranges[f];
+        if (at < fhi && flo < at + bytes) {
+          at = align_up_i64(fhi, align);
+          moved = true;
+        }
+      }
+    }
+    return at / granule;
+  };
+  // Stacking the rest costs a query and an update of the tree per rank left, about twice a
+  // refresh of the loop (each a query): measured as the loop runs, and started when the time
+  // left would not cover it.
+  const auto started = packing_clock::now();
+  std::size_t requeues = 0, rounds = 0, queries = 0;
+  auto must_stack = [&] {
+    if (!budget.deadline) return false;
+    const auto now = packing_clock::now();
+    const auto per_query = (now - started) / static_cast<std::int64_t>(std::max<std::size_t>(queries, 1));
+    return now + 2 * per_query * static_cast<std::int64_t>(left) >= *budget.deadline;
+  };
   while (!queue.empty()) {
-    if (requeues > budget.requeues) return false;
-    if ((++rounds & 1023) == 0 && deadline_passed(budget.deadline)) return false;
+    if (requeues > budget.requeues) return skyline_end::out_of_budget;
+    if ((++rounds & 1023) == 0 && must_stack()) {
+      for (; !queue.empty(); queue.pop()) {  // every queued rank is unplaced, once
+        const int r = queue.top().second;
+        const auto& w = by_rank[static_cast<std::size_t>(r)];
+        const auto i = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
+        auto low = (skyline.highest(w.lo, w.hi) + w.mask) & ~w.mask;
+        if (any_fixed) low = clear_of_fixed(i, low);
+        out.offsets[i] = low * granule;
+        skyline.add(w.lo, w.hi, low + p.buffers[i].size / granule);
+      }
+      return skyline_end::stacked;
+    }
     const auto level = queue.top().first;
     std::size_t count = 0;
     do {
@@ -254,6 +307,7 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
       const auto& w = by_rank[static_cast<std::size_t>(ranks[k])];
       highest[k] = skyline.highest(w.lo, w.hi);
     }
+    queries += count;
     std::size_t placed_count = 0;
     for (std::size_t k = 0; k < count; ++k) {
       const int r = ranks[k];
@@ -279,21 +333,8 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
       const auto i = static_cast<std::size_t>(order[static_cast<std::size_t>(r)]);
       const auto size = p.buffers[i].size / granule;
       if (any_fixed) {
-        // In bytes, as the fixed ranges are; every bound stays a multiple of the granule.
-        const auto bytes = p.buffers[i].size, align = p.buffers[i].alignment;
-        std::int64_t at = low * granule;
-        for (bool moved = true; moved;) {
-          moved = false;
-          for (auto f = fixed_start[i]; f < fixed_start[i + 1]; ++f) {
-            const auto [flo, fhi] = fixed_ranges[f];
-            if (at < fhi && flo < at + bytes) {
-              at = align_up_i64(fhi, align);
-              moved = true;
-            }
-          }
-        }
-        if (at / granule != low) {
-          low = at / granule;
+        if (const auto clear = clear_of_fixed(i, low); clear != low) {
+          low = clear;
           // Pushed only behind the lowest entry: the queue takes no entry below its top.
           if (more || (!queue.empty() && queue.before(low, r))) {
             queue.push(low, r);
@@ -303,10 +344,11 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
       }
       out.offsets[i] = low * granule;
       skyline.add(w.lo, w.hi, low + size);
+      --left;
       if (w.lo < w.hi) placed_now[placed_count++] = {w.lo, w.hi, low + size};
     }
   }
-  return true;
+  return skyline_end::done;
 }
 
 /// The canonical greedy: repeatedly places, at its lowest possible offset (on top of every
@@ -315,9 +357,11 @@ bool skyline_drain(const packing_problem& p, const interval_graph& g, const std:
 /// sit in increasing offset order, so the highest top over a buffer's sections (a
 /// `skyline_tree`) is exactly its lowest offset; a buffer's entry in the queue is refreshed
 /// lazily when it comes up (lowest offsets only grow). O(n log n) plus the fixed buffers
-/// each buffer meets, O(n + S) memory.
+/// each buffer meets, O(n + S) memory. Nothing when the requeue budget runs out; when the
+/// deadline passes, the placement with the buffers left stacked, and `*stacked` set.
 inline std::optional<placement> skyline_in_order(const packing_problem& p, const interval_graph& g,
-                                                 const std::vector<int>& order, const skyline_budget& budget = {}) {
+                                                 const std::vector<int>& order, const skyline_budget& budget = {},
+                                                 bool* stacked = nullptr) {
   const std::size_t n = p.buffers.size();
   placement out;
   out.offsets.assign(n, 0);
@@ -362,6 +406,7 @@ inline std::optional<placement> skyline_in_order(const packing_problem& p, const
     reach += static_cast<long double>(b.size) + static_cast<long double>(b.alignment);
     if (b.fixed_offset) reach += static_cast<long double>(*b.fixed_offset);
   }
+  skyline_end end = skyline_end::done;
   const auto rank_bits = static_cast<unsigned>(std::bit_width(std::max<std::size_t>(n, 1)));
   const auto levels = reach / static_cast<long double>(granule) + 2;
   if (levels * static_cast<long double>(std::uint64_t{1} << rank_bits) < 9.0e18L) {
@@ -384,9 +429,7 @@ inline std::optional<placement> skyline_in_order(const packing_problem& p, const
       }
       void pop() { heap.pop(); }
     } queue{level_queue(n)};
-    if (!skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue, budget)) {
-      return std::nullopt;
-    }
+    end = skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue, budget);
   } else {
     struct pair_queue {
       using entry = std::pair<std::int64_t, int>;
@@ -398,10 +441,10 @@ inline std::optional<placement> skyline_in_order(const packing_problem& p, const
       [[nodiscard]] bool has_level(std::int64_t low) const { return !heap.empty() && heap.top().first == low; }
       void pop() { heap.pop(); }
     } queue;
-    if (!skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue, budget)) {
-      return std::nullopt;
-    }
+    end = skyline_drain(p, g, order, rank, fixed_start, fixed_ranges, any_fixed, placed, granule, out, queue, budget);
   }
+  if (end == skyline_end::out_of_budget) return std::nullopt;
+  if (stacked != nullptr) *stacked = end == skyline_end::stacked;
   return out;
 }
 
@@ -596,10 +639,10 @@ struct skyline_fit {
                                          const packing_deadline& deadline) const {
     detail::skyline_budget budget;
     budget.deadline = deadline;
+    bool stacked = false;
     auto s = detail::skyline_in_order(
-        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), budget);
-    const bool complete = s.has_value();
-    return {std::move(s), complete};
+        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), budget, &stacked);
+    return {std::move(s), !stacked};
   }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
     return *place_by(p, g, std::nullopt).solution;
@@ -642,9 +685,10 @@ static_assert(packing_heuristic<sweep_fit>);
 ///    traces that close need at most 169 per buffer, MiniMalloc's at most 23, a 10^4-buffer
 ///    training step 2.9 million in all); otherwise it runs to the end.
 ///  - Above `small_limit` buffers only the first `large_runs` rankings run.
-///  - By a deadline (`place_by`) XLA's best fit and a skyline run are abandoned when it passes,
-///    and a further run starts only if the time left covers the longest run so far; the sweep
-///    always completes, so there is always a placement.
+///  - By a deadline (`place_by`) XLA's best fit is abandoned when it passes, and a skyline
+///    run stacks the buffers it has left (kept if better); a further run starts only if the
+///    time left covers the longest run so far. The sweep always completes, so there is always
+///    a placement.
 struct portfolio_fit {
   std::size_t small_limit = 20000;
   std::size_t large_runs = 1;
@@ -721,20 +765,22 @@ struct portfolio_fit {
     for (std::size_t q = 0; q < std::max<std::size_t>(runs, 1); ++q) {
       if (no_time_for_another()) break;
       const auto k = run_order[q];
+      bool stacked = false;  // the deadline passed: the rest of the run was stacked
       auto s = timed([&] {
         return detail::skyline_in_order(p, g, detail::sorted_order(p, g, rankings[k].a, rankings[k].b, rankings[k].c),
-                                        budget);
+                                        budget, &stacked);
       });
-      if (!s) {  // out of budget: the next ranking would be too
-        cut = cut || deadline_passed(deadline);
-        break;
-      }
+      if (!s) break;  // out of requeues: the next ranking would be too
       const auto peak = peak_of(p, *s);
       if (peak < best_peak || (peak == best_peak && !from_xla && k < best_index)) {
         best_peak = peak;
         best = std::move(*s);
         best_index = k;
         from_xla = false;
+      }
+      if (stacked) {
+        cut = true;
+        break;
       }
     }
     return {std::move(best), !cut};
