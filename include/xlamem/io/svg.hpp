@@ -5,11 +5,19 @@
 /// it draws `layout_rect`s, so anything with a live range and a byte range can use it (a
 /// packing placement, the temporary heap of a compiled program). Readable for thousands of
 /// rectangles: fills without outlines below a few pixels, a tooltip (`<title>`) per buffer,
-/// colours from a hash of the label so neighbours differ. Output size is O(rectangles).
+/// colours from a hash of the label so neighbours differ.
+///
+/// Level of detail: above `layout_svg_options::max_rects` rectangles (10^5-10^6 buffers: a
+/// picture of 100 MB or more that no viewer opens), the largest `max_rects` by drawn area are
+/// drawn one by one and the others are merged into grey cells of `merge_cell` pixels that
+/// show where they lie, with a note saying how many were merged. Tooltips are cut to
+/// `max_label` bytes. So the output is bounded whatever the input: about 450 bytes per drawn
+/// rectangle plus 90 per merged run (at most one per two cells), some 12 MB at the defaults.
 #pragma once
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -39,6 +47,9 @@ struct layout_svg_options {
   std::int64_t peak = -1;      ///< drawn as a line; computed from the rectangles when < 0
   int width = 1200;            ///< picture size in pixels
   int height = 700;
+  std::size_t max_rects = 20000;  ///< drawn one by one, the largest first; the rest merged (0: none merged)
+  int merge_cell = 4;             ///< side in pixels of the cells the merged rectangles fill
+  std::size_t max_label = 200;    ///< bytes of a label shown in its tooltip
 };
 
 namespace detail {
@@ -96,7 +107,7 @@ inline double svg_tick(double range, int count, bool bytes) {
   auto Y = [&](double b) { return head + ph - b / ymax * ph; };
 
   std::string out;
-  out.reserve(256 + rects.size() * 160);
+  out.reserve(256 + std::min(rects.size(), o.max_rects > 0 ? o.max_rects : rects.size()) * 160);
   out += "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" + std::to_string(w) + "\" height=\"" + std::to_string(h) +
          "\" viewBox=\"0 0 " + std::to_string(w) + " " + std::to_string(h) +
          "\" font-family=\"sans-serif\" font-size=\"12\">\n";
@@ -126,10 +137,72 @@ inline double svg_tick(double range, int count, bool bytes) {
   out += "<text x=\"" + svg_num(left + pw / 2) + "\" y=\"" + svg_num(h - 6.0) + "\">time</text>\n</g>\n";
   out += "<rect x=\"" + svg_num(left) + "\" y=\"" + svg_num(head) + "\" width=\"" + svg_num(pw) + "\" height=\"" +
          svg_num(ph) + "\" fill=\"none\" stroke=\"#888\"/>\n";
+  // Level of detail: which rectangles are drawn one by one (the largest on the picture).
+  std::vector<std::size_t> shown;
+  for (std::size_t i = 0; i < rects.size(); ++i) {
+    if (rects[i].size > 0) shown.push_back(i);
+  }
+  std::vector<std::size_t> merged;
+  if (o.max_rects > 0 && shown.size() > o.max_rects) {
+    auto area = [&](std::size_t i) {
+      const auto& r = rects[i];
+      return (X(static_cast<double>(r.end)) - X(static_cast<double>(r.begin))) *
+             (Y(static_cast<double>(r.offset)) - Y(static_cast<double>(r.offset + r.size)));
+    };
+    std::vector<double> areas(rects.size(), 0.0);
+    for (const auto i : shown) areas[i] = area(i);
+    const auto larger = [&](std::size_t a, std::size_t b) { return areas[a] != areas[b] ? areas[a] > areas[b] : a < b; };
+    std::nth_element(shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(o.max_rects), shown.end(), larger);
+    merged.assign(shown.begin() + static_cast<std::ptrdiff_t>(o.max_rects), shown.end());
+    shown.resize(o.max_rects);
+    std::sort(shown.begin(), shown.end());  // drawn in the input's order, as without merging
+  }
+  if (!merged.empty()) {
+    // Cells a merged rectangle touches, row by row as +1/-1 at its first and past its last
+    // column: O(rows it spans) each; then runs of covered cells, one rectangle per run.
+    const int cell = std::max(1, o.merge_cell);
+    const auto cols = static_cast<std::size_t>(std::ceil(pw / cell)), rows = static_cast<std::size_t>(std::ceil(ph / cell));
+    std::vector<std::int32_t> edge(rows * (cols + 1), 0);
+    auto index = [&](double v, double origin, std::size_t limit) {
+      return std::min(limit, static_cast<std::size_t>(std::max(0.0, (v - origin) / cell)));
+    };
+    for (const auto i : merged) {
+      const auto& r = rects[i];
+      const auto c0 = index(X(static_cast<double>(r.begin)), left, cols - 1);
+      const auto c1 = std::max(c0 + 1, index(X(static_cast<double>(r.end)) + cell - 1e-9, left, cols));
+      const auto r0 = index(Y(static_cast<double>(r.offset + r.size)), head, rows - 1);
+      const auto r1 = std::max(r0 + 1, index(Y(static_cast<double>(r.offset)) + cell - 1e-9, head, rows));
+      for (auto row = r0; row < r1; ++row) {
+        ++edge[row * (cols + 1) + c0];
+        --edge[row * (cols + 1) + c1];
+      }
+    }
+    out += "<g fill=\"#8a8a8a\"><title>" + std::to_string(merged.size()) +
+           " smaller buffers merged (level of detail)</title>\n";
+    for (std::size_t row = 0; row < rows; ++row) {
+      std::int32_t depth = 0;
+      std::size_t run = 0;
+      for (std::size_t c = 0; c <= cols; ++c) {
+        const bool was = depth > 0;
+        depth += edge[row * (cols + 1) + c];
+        if (!was && depth > 0) run = c;
+        if (was && depth <= 0) {
+          out += "<rect x=\"" + svg_num(left + static_cast<double>(run * static_cast<std::size_t>(cell))) + "\" y=\"" +
+                 svg_num(head + static_cast<double>(row * static_cast<std::size_t>(cell))) + "\" width=\"" +
+                 std::to_string((c - run) * static_cast<std::size_t>(cell)) + "\" height=\"" + std::to_string(cell) + "\"/>\n";
+        }
+      }
+    }
+    out += "</g>\n";
+    out += "<text x=\"" + svg_num(left + pw) + "\" y=\"" + svg_num(head - 6) +
+           "\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">level of detail: the " + std::to_string(shown.size()) +
+           " largest of " + std::to_string(shown.size() + merged.size()) + " buffers drawn, " +
+           std::to_string(merged.size()) + " merged into grey " + std::to_string(cell) + "-pixel cells</text>\n";
+  }
   // Buffers.
   out += "<g>\n";
-  for (const auto& r : rects) {
-    if (r.size <= 0) continue;
+  for (const auto index : shown) {
+    const auto& r = rects[index];
     const double x = X(static_cast<double>(r.begin)), x2 = X(static_cast<double>(r.end));
     const double y = Y(static_cast<double>(r.offset + r.size)), y2 = Y(static_cast<double>(r.offset));
     std::uint64_t hash = 1469598103934665603ULL;
@@ -140,7 +213,7 @@ inline double svg_tick(double range, int count, bool bytes) {
     out += "<rect x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) + "\" width=\"" + svg_num(std::max(0.3, x2 - x)) +
            "\" height=\"" + svg_num(std::max(0.3, y2 - y)) + "\" fill=\"hsl(" + std::to_string(hue) + ",60%," +
            std::to_string(light) + "%)\"" + (outline ? " stroke=\"#333\" stroke-width=\"0.4\"" : "") + "><title>" +
-           detail::svg_escape(r.label) + ": [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "), " +
+           detail::svg_escape(r.label.size() > o.max_label ? r.label.substr(0, o.max_label) + "..." : r.label) + ": [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "), " +
            std::to_string(r.size) + " B at " + std::to_string(r.offset) + "</title></rect>\n";
   }
   out += "</g>\n";
