@@ -96,4 +96,34 @@ TEST_SUITE("io/memory_report_text") {
     CHECK(svg.rfind("<svg", 0) == 0);
     CHECK(svg.find("peak " + human_bytes(rep->peak.bytes)) != std::string::npos);
   }
+
+  TEST_CASE("the page's level of detail: above 20,000 buffers and steps, the largest and the peak table, in bars") {
+    std::string text = "HloModule chain\n\nENTRY main {\n  big = f32[262144]{0} parameter(0)\n  v0 = f32[16]{0} parameter(1)\n";
+    const int n = 25000;
+    for (int i = 1; i <= n; ++i) {
+      text += "  v" + std::to_string(i) + " = f32[16]{0} negate(v" + std::to_string(i - 1) + ")\n";
+    }
+    text += "  ROOT t = (f32[262144]{0}, f32[16]{0}) tuple(big, v" + std::to_string(n) + ")\n}\n";
+    report_request r;
+    auto rep = report_from_text(text, "chain.hlo", r);
+    REQUIRE(rep.has_value());
+    REQUIRE(rep->timeline.buffers.size() > detail::page_max_buffers);
+    const auto d = detail::page_detail_of(*rep, 20);
+    CHECK(d.reduced());
+    CHECK(d.step == 2);
+    CHECK(d.buffers.size() >= detail::page_max_buffers);
+    CHECK(d.buffers.size() <= detail::page_max_buffers + 20);
+    for (std::size_t k = 0; k < rep->peak.live.size() && k < 20; ++k) CHECK(d.index[rep->peak.live[k]] >= 0);
+    const auto page = report_page(*rep);
+    CHECK(page.find("level of detail: the " + std::to_string(d.buffers.size()) + " largest of " +
+                    std::to_string(rep->timeline.buffers.size()) + " buffers") != std::string::npos);
+    CHECK(page.find("\"usage_step\":2") != std::string::npos);
+    CHECK(page.find("\"schedule\":{") != std::string::npos);  // only the steps the page names
+    CHECK(page.size() < 4'000'000);
+    // A small program keeps everything and says nothing of a level of detail.
+    auto small = report_from_text(mlp(8), "mlp.hlo", r);
+    REQUIRE(small.has_value());
+    CHECK_FALSE(detail::page_detail_of(*small, 20).reduced());
+    CHECK(report_page(*small).find("<span id=\"detail\">") == std::string::npos);
+  }
 }

@@ -123,7 +123,7 @@ def selftest_record(dom):
     return json.loads(text)
 
 
-def check_page(browser, exe, module, work, name, shots, extra_args=(), host=False):
+def check_page(browser, exe, module, work, name, shots, extra_args=(), host=False, tabs=("memory", "heap")):
     page = os.path.join(work, name + ".html")
     proc = subprocess.run([exe, "plan", module, "--html", page, *extra_args], stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=300)
@@ -136,7 +136,7 @@ def check_page(browser, exe, module, work, name, shots, extra_args=(), host=Fals
           f"{name}: the page loads nothing from the network")
     check("<script src" not in html and "<link" not in html, f"{name}: script and style are inline")
     url = "file://" + page
-    for tab in ("memory", "heap"):
+    for tab in tabs:
         run = chromium(browser, url + ("#selftest" if tab == "memory" else "#selftest-heap"), "--dump-dom")
         check(run.returncode == 0, f"{name} [{tab}]: chromium --dump-dom exits 0")
         dom = run.stdout
@@ -193,6 +193,18 @@ def write_module(path, batch):
     return path
 
 
+def write_long_module(path, n):
+    """A program of n + 4 buffers and n + 3 time steps, above the page's level of detail (20,000
+    of each): a large parameter live throughout, n small values in a chain."""
+    lines = ["HloModule long_chain", "", "ENTRY main {", "  big = f32[1048576]{0} parameter(0)",
+             "  v0 = f32[16]{0} parameter(1)"]
+    lines += [f'  v{i} = f32[16]{{0}} negate(v{i - 1}), metadata={{op_name="jit(f)/neg"}}' for i in range(1, n + 1)]
+    lines += [f"  ROOT t = (f32[1048576]{{0}}, f32[16]{{0}}) tuple(big, v{n})", "}"]
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return path
+
+
 def main():
     args = sys.argv[1:]
     shots = None
@@ -213,6 +225,16 @@ def main():
     # Host offloading as XLA's host offloader leaves it: the second chart, host memory.
     check_page(browser, exe, os.path.join(root, "test", "data", "memory-spaces", "offloaded.hlo"), work,
                "host_offload", shots, host=True)
+    # Level of detail: 30,004 buffers and steps; the 20,000 largest drawn, the kind view in bars
+    # of 2 steps, a line saying so, and the self-test still hovers the largest peak buffer (the
+    # chain keeps no temporary heap: the memory tab only).
+    page = os.path.join(work, "long_chain.html")
+    check_page(browser, exe, write_long_module(os.path.join(work, "long_chain.hlo"), 30000), work, "long_chain",
+               shots, tabs=("memory",))
+    html = open(page).read() if os.path.isfile(page) else ""
+    check("level of detail: the 20001 largest of 30004 buffers" in html and "in bars of 2 steps" in html,
+          "long_chain: the page says what its level of detail left out")
+    check(len(html) < 4_000_000, f"long_chain: the page stays small ({len(html):,} bytes)")
     print(f"page: {len(failures)} failed")
     for f in failures:
         print("--- " + f)

@@ -16,7 +16,11 @@
 /// buffer's place on screen and writes what the tooltip then says into `#selftest` (the
 /// Chromium test, test/page/page_test.py, reads it), together with any script error.
 ///
-/// Output size is O(buffers + segments + time steps). Text from the input (names, shapes,
+/// Output size is O(buffers + segments + time steps), bounded by a level of detail: above
+/// 20,000 buffers the page lists and draws the 20,000 largest (bytes x live steps) and every
+/// buffer of its peak table, above 20,000 time steps the kind view has one bar per bucket of
+/// steps (its fullest), and a line among the facts says so (`detail::page_detail_of`); the
+/// static SVG keeps its own (`io/svg.hpp`). Text from the input (names, shapes,
 /// sources) reaches the page only escaped: as JSON inside a script element whose "</" is
 /// written "<\/", and through `textContent` or an escaping function in the script.
 #pragma once
@@ -134,11 +138,13 @@ function drawMemory() {
                   fill: colour(s[0]), 'data-i': s[0], class: 'buf'}, g);
     }
   } else {
-    for (let t = Math.max(0, Math.floor(view.t0)); t < Math.min(D.horizon, Math.ceil(view.t1)); t++) {
+    const st = D.usage_step || 1;  // time steps per bar (the page's level of detail)
+    for (let n = Math.max(0, Math.floor(view.t0 / st)); n < Math.min(D.usage.length, Math.ceil(view.t1 / st)); n++) {
+      const t = n * st;
       let base = 0;
-      D.usage[t].forEach((v, k) => {
+      D.usage[n].forEach((v, k) => {
         if (v <= 0) return;
-        el('rect', {x: X(t), y: Y(base + v), width: Math.max(0.5, X(t + 1) - X(t)), height: Y(base) - Y(base + v),
+        el('rect', {x: X(t), y: Y(base + v), width: Math.max(0.5, X(t + st) - X(t)), height: Y(base) - Y(base + v),
                     fill: 'hsl(' + HUES[k] + ',55%,60%)', 'data-kind': k, 'data-t': t, 'data-bytes': v}, g);
         base += v;
       });
@@ -440,8 +446,55 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.end_object();
 }
 
-/// The page's data: what its script draws (compact JSON).
-[[nodiscard]] inline std::string page_data(const report::memory_report& r, std::size_t top) {
+/// Above these the page keeps a level of detail (programs of 10^5-10^6 buffers gave pages of
+/// 100 MB that no browser draws): the buffers listed and drawn, and the bars of the kind view.
+inline constexpr std::size_t page_max_buffers = 20000;
+inline constexpr std::size_t page_max_bars = 20000;
+
+/// What the page shows of a large program: the `page_max_buffers` largest buffers (bytes x
+/// live steps) and every buffer of its peak table; the kind view in bars of `step` time steps,
+/// each its fullest step.
+struct page_detail {
+  std::vector<std::size_t> buffers;   ///< timeline buffers shown, in timeline order
+  std::vector<std::int64_t> index;    ///< timeline buffer -> its place in `buffers`, or -1
+  std::int64_t step = 1;              ///< time steps per bar of the kind view
+  std::size_t all = 0;                ///< buffers of the timeline
+
+  [[nodiscard]] bool reduced() const noexcept { return buffers.size() < all || step > 1; }
+};
+
+[[nodiscard]] inline page_detail page_detail_of(const report::memory_report& r, std::size_t top) {
+  const auto& t = r.timeline;
+  page_detail d;
+  d.all = t.buffers.size();
+  std::vector<char> keep(t.buffers.size(), 1);
+  if (t.buffers.size() > page_max_buffers) {
+    std::vector<std::size_t> order(t.buffers.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    auto weight = [&](std::size_t i) {
+      const auto& b = t.buffers[i];
+      return static_cast<long double>(b.size) * static_cast<long double>(b.end - b.start + 1);
+    };
+    std::nth_element(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(page_max_buffers), order.end(),
+                     [&](std::size_t a, std::size_t b) { return weight(a) != weight(b) ? weight(a) > weight(b) : a < b; });
+    std::fill(keep.begin(), keep.end(), 0);
+    for (std::size_t k = 0; k < page_max_buffers; ++k) keep[order[k]] = 1;
+    for (std::size_t k = 0; k < r.peak.live.size() && k < top; ++k) keep[r.peak.live[k]] = 1;
+  }
+  d.index.assign(t.buffers.size(), -1);
+  for (std::size_t i = 0; i < t.buffers.size(); ++i) {
+    if (keep[i]) {
+      d.index[i] = static_cast<std::int64_t>(d.buffers.size());
+      d.buffers.push_back(i);
+    }
+  }
+  const auto horizon = static_cast<std::size_t>(std::max<std::int64_t>(t.horizon(), 0));
+  if (horizon > page_max_bars) d.step = static_cast<std::int64_t>((horizon + page_max_bars - 1) / page_max_bars);
+  return d;
+}
+
+/// The page's data: what its script draws (compact JSON), at the level of detail `d`.
+[[nodiscard]] inline std::string page_data(const report::memory_report& r, std::size_t top, const page_detail& d) {
   const auto& t = r.timeline;
   json_writer w;
   w.begin_object();
@@ -449,7 +502,24 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.field("origin", r.description);
   w.field("file", r.file);
   w.field("horizon", t.horizon());
-  w.field("schedule", t.schedule);
+  if (!d.reduced()) {
+    w.field("schedule", t.schedule);
+  } else {  // the steps the page names: the peak, each shown buffer's first and last, each bar's
+    std::vector<std::size_t> named{static_cast<std::size_t>(std::max<std::int64_t>(r.peak.time, 0))};
+    for (const auto i : d.buffers) {
+      named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].start, 0)));
+      named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].end, 0)));
+    }
+    for (std::size_t s = 0; s < t.schedule.size(); s += static_cast<std::size_t>(d.step)) named.push_back(s);
+    std::sort(named.begin(), named.end());
+    named.erase(std::unique(named.begin(), named.end()), named.end());
+    w.key("schedule");
+    w.begin_object();
+    for (const auto s : named) {
+      if (s < t.schedule.size()) w.field(std::to_string(s), t.schedule[s]);
+    }
+    w.end_object();
+  }
   w.key("peak");
   w.begin_object();
   w.field("time", r.peak.time);
@@ -461,7 +531,8 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.end_array();
   w.key("buffers");
   w.begin_array();
-  for (const auto& b : t.buffers) {
+  for (const auto i : d.buffers) {
+    const auto& b = t.buffers[i];
     w.next();
     w.begin_array();
     w.element(b.name);
@@ -479,10 +550,33 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.key("segments");
   w.begin_array();
   for (const auto& s : report::stacked_segments(t)) {
-    w.element(std::vector<std::int64_t>{static_cast<std::int64_t>(s.buffer), s.begin, s.end, s.base, s.bytes});
+    const auto shown = d.index[s.buffer];
+    if (shown >= 0) w.element(std::vector<std::int64_t>{shown, s.begin, s.end, s.base, s.bytes});
   }
   w.end_array();
-  w.field("usage", report::usage_over_time(t));
+  const auto usage = report::usage_over_time(t);
+  if (d.step <= 1) {
+    w.field("usage", usage);
+  } else {  // one bar per `step` steps: the fullest of them
+    w.field("usage_step", d.step);
+    w.key("usage");
+    w.begin_array();
+    const auto step = static_cast<std::size_t>(d.step);
+    for (std::size_t b = 0; b < usage.size(); b += step) {
+      std::size_t fullest = b;
+      std::int64_t most = -1;
+      for (std::size_t s = b; s < std::min(usage.size(), b + step); ++s) {
+        std::int64_t sum = 0;
+        for (const auto v : usage[s]) sum += v;
+        if (sum > most) {
+          most = sum;
+          fullest = s;
+        }
+      }
+      w.element(usage[fullest]);
+    }
+    w.end_array();
+  }
   w.key("heaps");
   w.begin_array();
   for (const auto& h : r.heaps) {
@@ -497,7 +591,7 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   w.end_array();
   w.key("top");
   w.begin_array();
-  for (std::size_t k = 0; k < r.peak.live.size() && k < top; ++k) w.element(r.peak.live[k]);
+  for (std::size_t k = 0; k < r.peak.live.size() && k < top; ++k) w.element(d.index[r.peak.live[k]]);
   w.end_array();
   w.field("live_at_peak", r.peak.live.size());
   page_host_data(w, r);
@@ -523,8 +617,8 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   return w.take();
 }
 
-/// The facts above the chart.
-[[nodiscard]] inline std::string page_facts(const report::memory_report& r) {
+/// The facts above the chart, with what the level of detail `d` left out.
+[[nodiscard]] inline std::string page_facts(const report::memory_report& r, const page_detail& d) {
   const auto& st = r.stats;
   std::string facts = "<span>peak <b>" + svg_escape(bytes_text(r.peak.bytes)) + "</b> at time " +
                       std::to_string(r.peak.time) + " (" + svg_escape(r.instruction_at(r.peak.time)) +
@@ -545,6 +639,12 @@ inline void page_host_data(json_writer& w, const report::memory_report& r) {
   if (!r.transfers.empty()) {
     facts += "<span>transfers " + human_bytes(r.transferred_bytes(true)) + " to host, " +
              human_bytes(r.transferred_bytes(false)) + " back</span>";
+  }
+  if (d.reduced()) {
+    facts += "<span id=\"detail\">level of detail: the " + std::to_string(d.buffers.size()) + " largest of " +
+             std::to_string(d.all) + " buffers (bytes &times; live steps) listed and drawn";
+    if (d.step > 1) facts += "; the kind view in bars of " + std::to_string(d.step) + " steps, each its fullest";
+    facts += "</span>";
   }
   return facts;
 }
@@ -570,7 +670,8 @@ inline constexpr const char* page_body = R"(<div class="tabs"><button id="tab-me
 /// The self-contained interactive page of `r`, its table listing the `top` largest buffers live
 /// at the peak.
 [[nodiscard]] inline std::string report_page(const report::memory_report& r, std::size_t top = 20) {
-  const std::string json = detail::page_data(r, top);
+  const auto lod = detail::page_detail_of(r, top);
+  const std::string json = detail::page_data(r, top, lod);
   // Inside <script>, "</script" ends the element and "<!--" opens a comment that can swallow the
   // page's own script: no '<', '>' or '&' may appear raw. They occur only inside JSON strings,
   // where their six-character JSON escapes mean the same. One pass, not an insert per match.
@@ -587,7 +688,7 @@ inline constexpr const char* page_body = R"(<div class="tabs"><button id="tab-me
   page += "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   page += "<title>xlamem: memory of " + module + "</title>\n<style>" + detail::page_style + "</style></head>\n<body>\n";
   page += "<h1>Memory of " + module + "</h1>\n<p class=\"sub\">" + detail::svg_escape(r.description) + ", from " +
-          detail::svg_escape(r.file) + "</p>\n<p class=\"facts\">" + detail::page_facts(r) + "</p>\n";
+          detail::svg_escape(r.file) + "</p>\n<p class=\"facts\">" + detail::page_facts(r, lod) + "</p>\n";
   page += detail::page_body;
   page += "<script type=\"application/json\" id=\"data\">" + data + "</script>\n<script>" + detail::page_script + "</script>\n";
   page += "</body></html>\n";
