@@ -493,6 +493,57 @@ struct page_detail {
   return d;
 }
 
+/// The instruction at each time step: all of them, or at a level of detail only the steps the
+/// page names (the peak, each shown buffer's first and last, each bar's first), as an object.
+inline void page_schedule(json_writer& w, const report::memory_report& r, const page_detail& d) {
+  const auto& t = r.timeline;
+  if (!d.reduced()) {
+    w.field("schedule", t.schedule);
+    return;
+  }
+  std::vector<std::size_t> named{static_cast<std::size_t>(std::max<std::int64_t>(r.peak.time, 0))};
+  for (const auto i : d.buffers) {
+    named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].start, 0)));
+    named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].end, 0)));
+  }
+  for (std::size_t s = 0; s < t.schedule.size(); s += static_cast<std::size_t>(d.step)) named.push_back(s);
+  std::sort(named.begin(), named.end());
+  named.erase(std::unique(named.begin(), named.end()), named.end());
+  w.key("schedule");
+  w.begin_object();
+  for (const auto s : named) {
+    if (s < t.schedule.size()) w.field(std::to_string(s), t.schedule[s]);
+  }
+  w.end_object();
+}
+
+/// Bytes by kind at each time step, or one bar per `d.step` steps: the fullest of them.
+inline void page_usage(json_writer& w, const report::memory_timeline& t, const page_detail& d) {
+  const auto usage = report::usage_over_time(t);
+  if (d.step <= 1) {
+    w.field("usage", usage);
+    return;
+  }
+  w.field("usage_step", d.step);
+  w.key("usage");
+  w.begin_array();
+  const auto step = static_cast<std::size_t>(d.step);
+  for (std::size_t b = 0; b < usage.size(); b += step) {
+    std::size_t fullest = b;
+    std::int64_t most = -1;
+    for (std::size_t s = b; s < std::min(usage.size(), b + step); ++s) {
+      std::int64_t sum = 0;
+      for (const auto v : usage[s]) sum += v;
+      if (sum > most) {
+        most = sum;
+        fullest = s;
+      }
+    }
+    w.element(usage[fullest]);
+  }
+  w.end_array();
+}
+
 /// The page's data: what its script draws (compact JSON), at the level of detail `d`.
 [[nodiscard]] inline std::string page_data(const report::memory_report& r, std::size_t top, const page_detail& d) {
   const auto& t = r.timeline;
@@ -502,24 +553,7 @@ struct page_detail {
   w.field("origin", r.description);
   w.field("file", r.file);
   w.field("horizon", t.horizon());
-  if (!d.reduced()) {
-    w.field("schedule", t.schedule);
-  } else {  // the steps the page names: the peak, each shown buffer's first and last, each bar's
-    std::vector<std::size_t> named{static_cast<std::size_t>(std::max<std::int64_t>(r.peak.time, 0))};
-    for (const auto i : d.buffers) {
-      named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].start, 0)));
-      named.push_back(static_cast<std::size_t>(std::max<std::int64_t>(t.buffers[i].end, 0)));
-    }
-    for (std::size_t s = 0; s < t.schedule.size(); s += static_cast<std::size_t>(d.step)) named.push_back(s);
-    std::sort(named.begin(), named.end());
-    named.erase(std::unique(named.begin(), named.end()), named.end());
-    w.key("schedule");
-    w.begin_object();
-    for (const auto s : named) {
-      if (s < t.schedule.size()) w.field(std::to_string(s), t.schedule[s]);
-    }
-    w.end_object();
-  }
+  page_schedule(w, r, d);
   w.key("peak");
   w.begin_object();
   w.field("time", r.peak.time);
@@ -554,29 +588,7 @@ struct page_detail {
     if (shown >= 0) w.element(std::vector<std::int64_t>{shown, s.begin, s.end, s.base, s.bytes});
   }
   w.end_array();
-  const auto usage = report::usage_over_time(t);
-  if (d.step <= 1) {
-    w.field("usage", usage);
-  } else {  // one bar per `step` steps: the fullest of them
-    w.field("usage_step", d.step);
-    w.key("usage");
-    w.begin_array();
-    const auto step = static_cast<std::size_t>(d.step);
-    for (std::size_t b = 0; b < usage.size(); b += step) {
-      std::size_t fullest = b;
-      std::int64_t most = -1;
-      for (std::size_t s = b; s < std::min(usage.size(), b + step); ++s) {
-        std::int64_t sum = 0;
-        for (const auto v : usage[s]) sum += v;
-        if (sum > most) {
-          most = sum;
-          fullest = s;
-        }
-      }
-      w.element(usage[fullest]);
-    }
-    w.end_array();
-  }
+  page_usage(w, t, d);
   w.key("heaps");
   w.begin_array();
   for (const auto& h : r.heaps) {

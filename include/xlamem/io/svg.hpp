@@ -79,6 +79,80 @@ inline double svg_tick(double range, int count, bool bytes) {
   return p * 10;
 }
 
+/// The plot area of a picture, in pixels.
+struct svg_plot {
+  double left, head, width, height;
+};
+
+/// Splits the rectangles of positive size into those drawn one by one (`shown`, the `max`
+/// largest by drawn area, in input order) and the rest (`merged`); all are shown when `max`
+/// is 0 or not exceeded.
+template <class FX, class FY>
+void svg_split_by_area(const std::vector<layout_rect>& rects, std::size_t max, FX X, FY Y, std::vector<std::size_t>& shown,
+                       std::vector<std::size_t>& merged) {
+  for (std::size_t i = 0; i < rects.size(); ++i) {
+    if (rects[i].size > 0) shown.push_back(i);
+  }
+  if (max == 0 || shown.size() <= max) return;
+  std::vector<double> areas(rects.size(), 0.0);
+  for (const auto i : shown) {
+    const auto& r = rects[i];
+    areas[i] = (X(static_cast<double>(r.end)) - X(static_cast<double>(r.begin))) *
+               (Y(static_cast<double>(r.offset)) - Y(static_cast<double>(r.offset + r.size)));
+  }
+  const auto larger = [&](std::size_t a, std::size_t b) { return areas[a] != areas[b] ? areas[a] > areas[b] : a < b; };
+  std::nth_element(shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(max), shown.end(), larger);
+  merged.assign(shown.begin() + static_cast<std::ptrdiff_t>(max), shown.end());
+  shown.resize(max);
+  std::sort(shown.begin(), shown.end());  // drawn in the input's order, as without merging
+}
+
+/// Draws the `merged` rectangles as grey cells of `cell` pixels where any of them lies, and a
+/// note under the title. A rectangle marks, row by row, +1 at its first and -1 past its last
+/// column (O(rows it spans)); then one rectangle per run of covered cells in a row.
+template <class FX, class FY>
+void svg_merged_cells(std::string& out, const std::vector<layout_rect>& rects, std::size_t shown,
+                      const std::vector<std::size_t>& merged, FX X, FY Y, svg_plot plot, int merge_cell) {
+  const int cell = std::max(1, merge_cell);
+  const auto cols = static_cast<std::size_t>(std::ceil(plot.width / cell));
+  const auto rows = static_cast<std::size_t>(std::ceil(plot.height / cell));
+  std::vector<std::int32_t> edge(rows * (cols + 1), 0);
+  auto index = [&](double v, double origin, std::size_t limit) {
+    return std::min(limit, static_cast<std::size_t>(std::max(0.0, (v - origin) / cell)));
+  };
+  for (const auto i : merged) {
+    const auto& r = rects[i];
+    const auto c0 = index(X(static_cast<double>(r.begin)), plot.left, cols - 1);
+    const auto c1 = std::max(c0 + 1, index(X(static_cast<double>(r.end)) + cell - 1e-9, plot.left, cols));
+    const auto r0 = index(Y(static_cast<double>(r.offset + r.size)), plot.head, rows - 1);
+    const auto r1 = std::max(r0 + 1, index(Y(static_cast<double>(r.offset)) + cell - 1e-9, plot.head, rows));
+    for (auto row = r0; row < r1; ++row) {
+      ++edge[row * (cols + 1) + c0];
+      --edge[row * (cols + 1) + c1];
+    }
+  }
+  out += "<g fill=\"#8a8a8a\"><title>" + std::to_string(merged.size()) + " smaller buffers merged (level of detail)</title>\n";
+  const auto step = static_cast<std::size_t>(cell);
+  for (std::size_t row = 0; row < rows; ++row) {
+    std::int32_t depth = 0;
+    std::size_t run = 0;
+    for (std::size_t c = 0; c <= cols; ++c) {
+      const bool was = depth > 0;
+      depth += edge[row * (cols + 1) + c];
+      if (!was && depth > 0) run = c;
+      if (was && depth <= 0) {
+        out += "<rect x=\"" + svg_num(plot.left + static_cast<double>(run * step)) + "\" y=\"" +
+               svg_num(plot.head + static_cast<double>(row * step)) + "\" width=\"" + std::to_string((c - run) * step) +
+               "\" height=\"" + std::to_string(cell) + "\"/>\n";
+      }
+    }
+  }
+  out += "</g>\n<text x=\"" + svg_num(plot.left + plot.width) + "\" y=\"" + svg_num(plot.head - 6) +
+         "\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">level of detail: the " + std::to_string(shown) +
+         " largest of " + std::to_string(shown + merged.size()) + " buffers drawn, " + std::to_string(merged.size()) +
+         " merged into grey " + std::to_string(cell) + "-pixel cells</text>\n";
+}
+
 }  // namespace detail
 
 /// Renders the rectangles as a standalone SVG document.
@@ -137,68 +211,10 @@ inline double svg_tick(double range, int count, bool bytes) {
   out += "<text x=\"" + svg_num(left + pw / 2) + "\" y=\"" + svg_num(h - 6.0) + "\">time</text>\n</g>\n";
   out += "<rect x=\"" + svg_num(left) + "\" y=\"" + svg_num(head) + "\" width=\"" + svg_num(pw) + "\" height=\"" +
          svg_num(ph) + "\" fill=\"none\" stroke=\"#888\"/>\n";
-  // Level of detail: which rectangles are drawn one by one (the largest on the picture).
-  std::vector<std::size_t> shown;
-  for (std::size_t i = 0; i < rects.size(); ++i) {
-    if (rects[i].size > 0) shown.push_back(i);
-  }
-  std::vector<std::size_t> merged;
-  if (o.max_rects > 0 && shown.size() > o.max_rects) {
-    auto area = [&](std::size_t i) {
-      const auto& r = rects[i];
-      return (X(static_cast<double>(r.end)) - X(static_cast<double>(r.begin))) *
-             (Y(static_cast<double>(r.offset)) - Y(static_cast<double>(r.offset + r.size)));
-    };
-    std::vector<double> areas(rects.size(), 0.0);
-    for (const auto i : shown) areas[i] = area(i);
-    const auto larger = [&](std::size_t a, std::size_t b) { return areas[a] != areas[b] ? areas[a] > areas[b] : a < b; };
-    std::nth_element(shown.begin(), shown.begin() + static_cast<std::ptrdiff_t>(o.max_rects), shown.end(), larger);
-    merged.assign(shown.begin() + static_cast<std::ptrdiff_t>(o.max_rects), shown.end());
-    shown.resize(o.max_rects);
-    std::sort(shown.begin(), shown.end());  // drawn in the input's order, as without merging
-  }
-  if (!merged.empty()) {
-    // Cells a merged rectangle touches, row by row as +1/-1 at its first and past its last
-    // column: O(rows it spans) each; then runs of covered cells, one rectangle per run.
-    const int cell = std::max(1, o.merge_cell);
-    const auto cols = static_cast<std::size_t>(std::ceil(pw / cell)), rows = static_cast<std::size_t>(std::ceil(ph / cell));
-    std::vector<std::int32_t> edge(rows * (cols + 1), 0);
-    auto index = [&](double v, double origin, std::size_t limit) {
-      return std::min(limit, static_cast<std::size_t>(std::max(0.0, (v - origin) / cell)));
-    };
-    for (const auto i : merged) {
-      const auto& r = rects[i];
-      const auto c0 = index(X(static_cast<double>(r.begin)), left, cols - 1);
-      const auto c1 = std::max(c0 + 1, index(X(static_cast<double>(r.end)) + cell - 1e-9, left, cols));
-      const auto r0 = index(Y(static_cast<double>(r.offset + r.size)), head, rows - 1);
-      const auto r1 = std::max(r0 + 1, index(Y(static_cast<double>(r.offset)) + cell - 1e-9, head, rows));
-      for (auto row = r0; row < r1; ++row) {
-        ++edge[row * (cols + 1) + c0];
-        --edge[row * (cols + 1) + c1];
-      }
-    }
-    out += "<g fill=\"#8a8a8a\"><title>" + std::to_string(merged.size()) +
-           " smaller buffers merged (level of detail)</title>\n";
-    for (std::size_t row = 0; row < rows; ++row) {
-      std::int32_t depth = 0;
-      std::size_t run = 0;
-      for (std::size_t c = 0; c <= cols; ++c) {
-        const bool was = depth > 0;
-        depth += edge[row * (cols + 1) + c];
-        if (!was && depth > 0) run = c;
-        if (was && depth <= 0) {
-          out += "<rect x=\"" + svg_num(left + static_cast<double>(run * static_cast<std::size_t>(cell))) + "\" y=\"" +
-                 svg_num(head + static_cast<double>(row * static_cast<std::size_t>(cell))) + "\" width=\"" +
-                 std::to_string((c - run) * static_cast<std::size_t>(cell)) + "\" height=\"" + std::to_string(cell) + "\"/>\n";
-        }
-      }
-    }
-    out += "</g>\n";
-    out += "<text x=\"" + svg_num(left + pw) + "\" y=\"" + svg_num(head - 6) +
-           "\" text-anchor=\"end\" font-size=\"11\" fill=\"#555\">level of detail: the " + std::to_string(shown.size()) +
-           " largest of " + std::to_string(shown.size() + merged.size()) + " buffers drawn, " +
-           std::to_string(merged.size()) + " merged into grey " + std::to_string(cell) + "-pixel cells</text>\n";
-  }
+  // Level of detail: the largest rectangles on the picture drawn one by one, the rest merged.
+  std::vector<std::size_t> shown, merged;
+  detail::svg_split_by_area(rects, o.max_rects, X, Y, shown, merged);
+  if (!merged.empty()) detail::svg_merged_cells(out, rects, shown.size(), merged, X, Y, {left, head, pw, ph}, o.merge_cell);
   // Buffers.
   out += "<g>\n";
   for (const auto index : shown) {

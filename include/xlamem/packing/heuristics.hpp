@@ -210,6 +210,25 @@ struct skyline_budget {
   packing_deadline deadline;
 };
 
+/// The lowest offset at or above `low` (granules) where buffer `b` clears the fixed byte
+/// ranges [first, last) it meets; in bytes, as the ranges are, and every bound stays a
+/// multiple of the granule.
+inline std::int64_t skyline_clear_of_fixed(const interval_buffer& b, const std::pair<std::int64_t, std::int64_t>* first,
+                                           const std::pair<std::int64_t, std::int64_t>* last, std::int64_t granule,
+                                           std::int64_t low) {
+  std::int64_t at = low * granule;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (auto f = first; f != last; ++f) {
+      if (at < f->second && f->first < at + b.size) {
+        at = align_up_i64(f->second, b.alignment);
+        moved = true;
+      }
+    }
+  }
+  return at / granule;
+}
+
 /// How a skyline run ended.
 enum class skyline_end {
   done,           ///< every buffer placed by the greedy
@@ -255,22 +274,9 @@ skyline_end skyline_drain(const packing_problem& p, const interval_graph& g, con
   int ranks[batch];
   std::int64_t highest[batch];
   top_over placed_now[batch];
-  // The lowest offset at or above `low` (granules) where buffer i clears the fixed buffers it
-  // meets; in bytes, as the fixed ranges are, and every bound stays a multiple of the granule.
   auto clear_of_fixed = [&](std::size_t i, std::int64_t low) {
-    const auto bytes = p.buffers[i].size, align = p.buffers[i].alignment;
-    std::int64_t at = low * granule;
-    for (bool moved = true; moved;) {
-      moved = false;
-      for (auto f = fixed_start[i]; f < fixed_start[i + 1]; ++f) {
-        const auto [flo, fhi] = fixed_ranges[f];
-        if (at < fhi && flo < at + bytes) {
-          at = align_up_i64(fhi, align);
-          moved = true;
-        }
-      }
-    }
-    return at / granule;
+    return skyline_clear_of_fixed(p.buffers[i], fixed_ranges.data() + fixed_start[i],
+                                  fixed_ranges.data() + fixed_start[i + 1], granule, low);
   };
   // Stacking the rest costs a query and an update of the tree per rank left, about twice a
   // refresh of the loop (each a query): measured as the loop runs, and started when the time

@@ -16,12 +16,12 @@
 /// gives the solver a deadline early enough to leave time for what comes after it (checking
 /// the placement, and placing everything with the O(n log n) fallback, `sweep`, when the
 /// solver had placed nothing by then); that reserve is measured, a multiple of what computing
-/// the simple lower bound (a sweep over the buffers in time order) took. A run the deadline cut short is reported so
-/// (`solve_result::stopped_by_time_limit`, with `fallback` naming the fallback when it
-/// placed), with the best placement found and its gap to the lower bound. What cannot be cut
-/// is the O(n log n) floor: validating the problem, the interval graph, the simple bound, the
-/// sweep and the final check (about 2 microseconds per buffer on the machine of
-/// docs/benchmarks.md); a limit below that is overrun by it.
+/// the simple lower bound (a sweep over the buffers in time order) took. A run the deadline
+/// cut short is reported so (`solve_result::stopped_by_time_limit`, with `fallback` naming the
+/// fallback when it placed), with the best placement found and its gap to the lower bound.
+/// What cannot be cut is the O(n log n) floor: validating the problem, the interval graph,
+/// the simple bound, the sweep and the final check (about 2 microseconds per buffer on the
+/// machine of docs/benchmarks.md); a limit below that is overrun by it.
 #pragma once
 
 #include <algorithm>
