@@ -243,10 +243,11 @@ struct solve_result {
   const bool may_fall_back = is_xla || solver.run == &detail::run_heuristic<first_fit>;
   // What follows the solver is a sweep over the buffers in time order like the simple bound
   // just computed, so it is reserved as a multiple of that bound's time (measured on 10^6
-  // buffers of both generators: the final check 2.5 times it, the fallback sweep 6 times).
+  // buffers of both generators: the final check 2.5 times it, the fallback sweep 6 times;
+  // 12 leaves room for a loaded machine).
   const auto bound_time = packing_clock::now() - bound_started;
   solve_options inner = o;
-  inner.deadline = deadline_before(deadline, (may_fall_back ? 9 : 3) * bound_time + std::chrono::milliseconds(5));
+  inner.deadline = deadline_before(deadline, (may_fall_back ? 12 : 3) * bound_time + std::chrono::milliseconds(5));
   // XLA's best fit costs time in the number of conflicting pairs: on compiler traces far above
   // the portfolio's limit it would dominate the solve, so it is left out there.
   if (o.xla_baseline && !is_xla && g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
