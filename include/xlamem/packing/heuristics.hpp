@@ -50,6 +50,12 @@ concept packing_heuristic = requires(const H& h, const packing_problem& p, const
 struct timed_placement {
   std::optional<placement> solution;  ///< none: the deadline passed before every buffer had a place
   bool complete = true;               ///< false: the deadline cut the work short (`solution` is the best so far)
+
+  /// A one-pass policy's answer: complete exactly when it placed everything.
+  [[nodiscard]] static timed_placement all_or_nothing(std::optional<placement> s) {
+    const bool placed = s.has_value();
+    return {std::move(s), placed};
+  }
 };
 
 /// A policy that keeps a deadline: `place_by` returns by it (within one check's stride).
@@ -599,19 +605,15 @@ struct xla_best_fit {
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
                                          const packing_deadline& deadline) const {
     using detail::order_key;
-    auto done = [](std::optional<placement> s) {
-      const bool complete = s.has_value();
-      return timed_placement{std::move(s), complete};
-    };
     std::optional<placement> spatial;
     if (order != xla_order::temporal) {
       spatial = detail::place_in_order_until(p, g, detail::sorted_order(p, g, order_key::size, order_key::duration),
                                              fit_rule::best, deadline);
-      if (order == xla_order::spatial || !spatial) return done(std::move(spatial));
+      if (order == xla_order::spatial || !spatial) return timed_placement::all_or_nothing(std::move(spatial));
     }
     auto temporal = detail::place_in_order_until(
         p, g, detail::sorted_order(p, g, order_key::duration, order_key::size), fit_rule::best, deadline);
-    if (order == xla_order::temporal) return done(std::move(temporal));
+    if (order == xla_order::temporal) return timed_placement::all_or_nothing(std::move(temporal));
     if (!temporal) return {std::move(spatial), false};
     return {peak_of(p, *temporal) < peak_of(p, *spatial) ? std::move(temporal) : std::move(spatial), true};
   }
@@ -626,10 +628,8 @@ struct first_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "first-fit"; }
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
                                          const packing_deadline& deadline) const {
-    auto s = detail::place_in_order_until(
-        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), fit_rule::first, deadline);
-    const bool complete = s.has_value();
-    return {std::move(s), complete};
+    return timed_placement::all_or_nothing(detail::place_in_order_until(
+        p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), fit_rule::first, deadline));
   }
   [[nodiscard]] placement place(const packing_problem& p, const interval_graph& g) const {
     return *place_by(p, g, std::nullopt).solution;

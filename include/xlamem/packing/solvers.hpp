@@ -265,10 +265,10 @@ struct solve_result {
   out.stopped_by_time_limit = run->stopped_by_time_limit;
   // The search's time-out under a capacity is an answer (undecided); any other solver's is not.
   if (run->status == search_status::timed_out && run->stopped_by_time_limit && solver.family != solver_family::search) {
-    const bool any_fixed = std::any_of(p.buffers.begin(), p.buffers.end(), [](const auto& b) { return b.fixed_offset.has_value(); });
-    run->solution = sweep_fit{}.place(p, g);
+    auto swept = detail::sweep_in_time(p);  // nothing where an offset is fixed: then the stacking
+    out.fallback = swept ? sweep_fit{}.name() : stack_fit{}.name();
+    run->solution = swept ? std::move(*swept) : stack_fit{}.place(p, g);
     run->status = search_status::feasible;
-    out.fallback = any_fixed ? stack_fit{}.name() : sweep_fit{}.name();
   }
   if (is_xla && o.xla_baseline) {
     if (run->stopped_by_time_limit) out.xla_baseline_out_of_time = true;
