@@ -89,4 +89,26 @@ inline std::string straight_line_module(std::size_t length) {
   return out;
 }
 
+/// One computation of `big` instructions (a straight line), then `small` computations of two
+/// instructions each, all called from the entry in turn: a reader that pays the big
+/// computation's name table again for every small one is quadratic here.
+inline std::string big_then_small_module(std::size_t big, std::size_t small) {
+  std::string out = "HloModule big_then_small\n\nbig {\n  v0 = f32[16]{0} parameter(0)\n";
+  out.reserve(big * 40 + small * 120 + 200);
+  for (std::size_t k = 1; k <= big; ++k) {
+    out += (k == big ? "  ROOT v" : "  v") + std::to_string(k) + " = f32[16]{0} negate(v" + std::to_string(k - 1) + ")\n";
+  }
+  out += "}\n\n";
+  for (std::size_t k = 0; k < small; ++k) {
+    out += "s" + std::to_string(k) + " {\n  p = f32[16]{0} parameter(0)\n  ROOT n = f32[16]{0} negate(p)\n}\n\n";
+  }
+  out += "ENTRY main {\n  a0 = f32[16]{0} parameter(0)\n  c0 = f32[16]{0} call(a0), to_apply=big\n";
+  for (std::size_t k = 0; k < small; ++k) {
+    out += (k + 1 == small ? "  ROOT c" : "  c") + std::to_string(k + 1) + " = f32[16]{0} call(c" + std::to_string(k) +
+           "), to_apply=s" + std::to_string(k) + "\n";
+  }
+  out += "}\n";
+  return out;
+}
+
 }  // namespace xlamem::test

@@ -214,17 +214,17 @@ class hlo_parser : public instruction_grammar {
     const std::string_view nm = name();
     if (nm.empty()) return fail(np, "expected a computation name, found " + found(np));
     const auto cid = static_cast<computation_id>(m_.computations.size());
-    if (!comp_by_name_.emplace(nm, cid).second) {
+    if (const auto [first, added] = comp_by_name_.emplace(nm, cid); !added) {
       return fail(np, "duplicate computation name " + quoted(nm) + " (first defined at " +
-                          location(comp_pos_[index_of(comp_by_name_[nm])]) + ")");
+                          location(comp_pos_[index_of(first)]) + ")");
     }
     c.name = std::string(nm);
     if (!ws() || !signature() || !computation_attributes(c)) return false;
-    if (!expect('{', ("to open computation " + quoted(c.name)).c_str())) return false;
+    if (!expect('{', [&] { return "to open computation " + quoted(c.name); })) return false;
     const std::size_t open = p_ - 1;
     m_.computations.push_back(std::move(c));
     comp_pos_.push_back(np);
-    names_.clear();  // reused across computations: clear() keeps the buckets
+    names_.clear();  // reused across computations: constant time, keeps the slots
     ops_.clear();
     ops_begin_.clear();
     std::vector<instruction_id> local;
@@ -289,9 +289,9 @@ class hlo_parser : public instruction_grammar {
   bool finish_module() {
     // Called computations.
     for (const auto& pc : pending_calls_) {
-      auto it = comp_by_name_.find(pc.name);
-      if (it == comp_by_name_.end()) return fail(pc.pos, "unknown computation " + quoted(pc.name));
-      m_[pc.instr].calls.push_back({it->second, pc.role, pc.branch});
+      const computation_id* callee = comp_by_name_.find(pc.name);
+      if (callee == nullptr) return fail(pc.pos, "unknown computation " + quoted(pc.name));
+      m_[pc.instr].calls.push_back({*callee, pc.role, pc.branch});
     }
     if (!find_entry()) return false;
     for (std::size_t k = 0; k < m_.instructions.size(); ++k) {

@@ -61,18 +61,37 @@ inline constexpr std::string_view module_suffix = "after_optimizations.txt";
 
 }  // namespace detail
 
+/// The report of module `m` (its `backend` set to the request's), planned as `r` says; `name`
+/// names it in messages.
+[[nodiscard]] inline result<report::memory_report> plan_report(hlo::module& m, std::string_view name,
+                                                               const report::plan_request& r) {
+  auto plan = report::plan_module(m, name, r);
+  if (!plan) return plan.error();
+  auto out = report::report_of(m, *plan, name);
+  out.xla_table = buffer_assignment_text(m, plan->plan);
+  return out;
+}
 /// The report of HLO module text `text`, planned as `r` says; `name` names it in messages.
 [[nodiscard]] inline result<report::memory_report> plan_report(std::string_view text, std::string_view name,
                                                                const report::plan_request& r) {
   if (auto setup = report::planning_options(r); !setup) return setup.error();
   auto m = hlo::parse_module(text, name);
   if (!m) return m.error();
-  auto plan = report::plan_module(*m, name, r);
-  if (!plan) return plan.error();
-  auto out = report::report_of(*m, *plan, name);
-  out.xla_table = buffer_assignment_text(*m, plan->plan);
-  return out;
+  return plan_report(*m, name, r);
 }
+
+namespace detail {
+/// `plan_report` of text read from a file, which it lets go once the module is read (the text
+/// is a tenth of what planning a large module takes, and nothing after reading needs it).
+[[nodiscard]] inline result<report::memory_report> plan_report_of_file_text(std::string text, std::string_view name,
+                                                                            const report::plan_request& r) {
+  if (auto setup = report::planning_options(r); !setup) return setup.error();
+  auto m = hlo::parse_module(text, name);
+  if (!m) return m.error();
+  std::string().swap(text);
+  return plan_report(*m, name, r);
+}
+}  // namespace detail
 
 /// The report of XLA's buffer-assignment dump text `text` (XLA's plan); `name` names it.
 /// `sources` (may be null) gives sources where the dump has none.
@@ -182,7 +201,7 @@ struct dump_entry {
   }
   auto text = read_input_file(best.module.string());
   if (!text) return text.error();
-  return plan_report(*text, best.module.string(), r);
+  return plan_report_of_file_text(std::move(*text), best.module.string(), r);
 }
 
 }  // namespace detail
@@ -194,7 +213,7 @@ struct dump_entry {
   auto text = read_input_file(path);
   if (!text) return text.error();
   const bool is_dump = detail::ends_with(path, detail::dump_suffix) || std::string_view(*text).substr(0, 17) == "BufferAssignment:";
-  if (!is_dump) return plan_report(*text, path, r);
+  if (!is_dump) return detail::plan_report_of_file_text(std::move(*text), path, r);
   const std::string module = detail::ends_with(path, detail::dump_suffix)
                                  ? path.substr(0, path.size() - detail::dump_suffix.size()) + ".txt"
                                  : std::string();

@@ -23,7 +23,10 @@
 ///   colocates them).
 ///
 /// Results live outside the graph, in flat arrays indexed by a dense instruction number: the
-/// graph's own (`dense_graph`) or one assigned here (then handles must be hashable).
+/// graph's own (`dense_graph`) or one assigned here (then handles must be hashable). Operands,
+/// users and subshapes are stored back to back for all instructions (a few words per
+/// instruction, not a handful of small vectors each: a module of 10^6 instructions must not
+/// take a gigabyte here).
 /// Cost: a worklist over instructions (an instruction is revisited only when a value set it
 /// reads from grows), so near-linear in the module: O(subshapes x value-set size x growths);
 /// a call chain of 10^5 computations takes about a second.
@@ -37,6 +40,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -167,18 +171,25 @@ class dataflow_analysis {
   /// Dense numbers of the parameters and root of computation number `c`.
   [[nodiscard]] const std::vector<std::size_t>& parameters(std::size_t c) const { return comps_[c].params; }
   [[nodiscard]] std::size_t root(std::size_t c) const { return comps_[c].root; }
-  /// Operands (dense numbers) of instruction number `n`.
-  [[nodiscard]] const std::vector<std::size_t>& operands(std::size_t n) const { return instrs_[n].operands; }
-  /// Dense numbers of the instructions that use instruction `n`, each once.
-  [[nodiscard]] const std::vector<std::size_t>& users(std::size_t n) const { return instrs_[n].users; }
+  /// Operands (dense numbers) of instruction number `n`, in operand order.
+  [[nodiscard]] std::span<const std::size_t> operands(std::size_t n) const {
+    return {ops_.data() + op_begin_[n], ops_.data() + op_begin_[n + 1]};
+  }
+  /// Dense numbers of the instructions that use instruction `n`, ascending; an instruction
+  /// reading `n` as several operands is listed once per operand.
+  [[nodiscard]] std::span<const std::size_t> users(std::size_t n) const {
+    return {users_.data() + user_begin_[n], users_.data() + user_begin_[n + 1]};
+  }
   /// The cached memory semantics of instruction number `n`.
-  [[nodiscard]] const memory_semantics<computation_type>& semantics(std::size_t n) const { return instrs_[n].sem; }
+  [[nodiscard]] const memory_semantics<computation_type>& semantics(std::size_t n) const { return sems_[instrs_[n].sem]; }
 
   /// Subshape indices of instruction number `n`'s output, in pre-order.
-  [[nodiscard]] const std::vector<shape_index>& subshapes(std::size_t n) const { return instrs_[n].indices; }
+  [[nodiscard]] std::span<const shape_index> subshapes(std::size_t n) const {
+    return {sub_index_.data() + first_sub_[n], sub_index_.data() + first_sub_[n + 1]};
+  }
   /// Whether subshape `k` (pre-order position) of instruction `n` is a leaf.
-  [[nodiscard]] bool is_leaf(std::size_t n, std::size_t k) const { return !instrs_[n].infos[k].is_tuple; }
-  [[nodiscard]] const subshape_info& subshape(std::size_t n, std::size_t k) const { return instrs_[n].infos[k]; }
+  [[nodiscard]] bool is_leaf(std::size_t n, std::size_t k) const { return !subshape(n, k).is_tuple; }
+  [[nodiscard]] const subshape_info& subshape(std::size_t n, std::size_t k) const { return sub_info_[first_sub_[n] + k]; }
 
   // ---- values ----
   [[nodiscard]] const std::vector<value>& values() const noexcept { return values_; }
@@ -187,7 +198,7 @@ class dataflow_analysis {
   /// The value set at instruction number `n`, subshape `index`; empty for a missing index.
   [[nodiscard]] const std::vector<value_id>& value_set(std::size_t n, const shape_index& index) const {
     const auto k = find_index(n, index);
-    return k ? instrs_[n].sets[*k] : empty_;
+    return k ? sets_[first_sub_[n] + *k] : empty_;
   }
   /// The handle forms below exist only when handles are not `std::size_t` (for such graphs the
   /// dense-number forms take `number(i)`).
@@ -210,8 +221,8 @@ class dataflow_analysis {
   /// The value defined at a position, or nullopt when the position only forwards values.
   [[nodiscard]] std::optional<value_id> value_defined_at(std::size_t n, const shape_index& index) const {
     const auto k = find_index(n, index);
-    if (!k || instrs_[n].defined[*k] == no_value) return std::nullopt;
-    return instrs_[n].defined[*k];
+    if (!k || defined_[first_sub_[n] + *k] == no_value) return std::nullopt;
+    return defined_[first_sub_[n] + *k];
   }
   [[nodiscard]] std::optional<value_id> value_defined_at(instruction_type i, const shape_index& index) const
     requires(!std::is_same_v<instruction_type, std::size_t>)
@@ -223,20 +234,21 @@ class dataflow_analysis {
   /// Constant time per index component (a tuple of 10^4 elements must not make every lookup
   /// linear); a graph whose pre-order does not list children as 0, 1, ... falls back to a scan.
   [[nodiscard]] std::optional<std::size_t> find_index(std::size_t n, const shape_index& index) const {
-    const auto& d = instrs_[n];
-    const auto& idx = d.indices;
+    const auto idx = subshapes(n);
     auto scan = [&]() -> std::optional<std::size_t> {
       for (std::size_t k = 0; k < idx.size(); ++k) {
         if (idx[k] == index) return k;
       }
       return std::nullopt;
     };
-    if (d.child_begin.empty()) return scan();
+    if (instrs_[n].children == no_table) return scan();
+    const std::uint32_t* begin = child_table_.data() + instrs_[n].children;
+    const std::uint32_t* list = begin + idx.size() + 1;
     std::size_t pos = 0;
     for (const auto x : index) {
-      const std::size_t b = d.child_begin[pos], e = d.child_begin[pos + 1];
+      const std::size_t b = begin[pos], e = begin[pos + 1];
       if (x < 0 || static_cast<std::uint64_t>(x) >= e - b) return std::nullopt;
-      const std::size_t c = d.child_list[b + static_cast<std::size_t>(x)];
+      const std::size_t c = list[b + static_cast<std::size_t>(x)];
       if (idx[c].back() != x) return scan();
       pos = c;
     }
@@ -246,31 +258,28 @@ class dataflow_analysis {
  private:
   static constexpr value_id no_value = static_cast<value_id>(-1);
 
+  static constexpr std::uint32_t no_table = static_cast<std::uint32_t>(-1);
+  // Per instruction only what is not stored back to back (see the members below).
   struct instr_data {
     instruction_type handle;
-    std::size_t comp = 0;
+    std::uint32_t comp = 0;
+    std::uint32_t sem = 0;                 // in sems_ and callees_; 0: no forwarding, in-place pair or call
+    std::uint32_t children = no_table;     // its child table in child_table_, or none (then find_index scans)
     std::int64_t parameter = -1;
-    std::vector<std::size_t> operands;
-    std::vector<std::size_t> users;
-    memory_semantics<computation_type> sem;
-    std::vector<shape_index> indices;
-    std::vector<subshape_info> infos;
-    std::vector<std::size_t> callees;            // dense computation number per sem.calls entry
-    std::vector<value_id> defined;               // per subshape: value defined there, or no_value
-    std::vector<std::vector<value_id>> sets;     // per subshape: sorted value set
-    std::vector<std::uint32_t> child_begin;      // per subshape + 1: its children in child_list
-    std::vector<std::uint32_t> child_list;       // children positions, node by node, in order
   };
 
-  /// Fills the child table of `d` from its pre-order indices; leaves it empty (find_index then
-  /// scans) when the indices are not a pre-order tree.
-  static void index_children(instr_data& d) {
-    const std::size_t np = d.indices.size();
+  /// Appends the child table of instruction `n` (subshape count + 1 starts, then the children
+  /// node by node) to child_table_; none when it has one subshape or the indices are not a
+  /// pre-order tree (find_index then scans).
+  void index_children(std::size_t n) {
+    const auto idx = subshapes(n);
+    const std::size_t np = idx.size();
+    if (np <= 1) return;
     std::vector<std::uint32_t> parent(np, 0);
     std::vector<std::uint32_t> begin(np + 1, 0);
     std::vector<std::uint32_t> path{0};
     for (std::size_t p = 1; p < np; ++p) {
-      const std::size_t depth = d.indices[p].size();
+      const std::size_t depth = idx[p].size();
       if (depth == 0 || depth > path.size()) return;
       path.resize(depth);
       parent[p] = path[depth - 1];
@@ -278,11 +287,11 @@ class dataflow_analysis {
       path.push_back(static_cast<std::uint32_t>(p));
     }
     for (std::size_t p = 0; p < np; ++p) begin[p + 1] += begin[p];
-    std::vector<std::uint32_t> list(np == 0 ? 0 : np - 1);
-    std::vector<std::uint32_t> cursor(begin.begin(), begin.end() - 1);
-    for (std::size_t p = 1; p < np; ++p) list[cursor[parent[p]]++] = static_cast<std::uint32_t>(p);
-    d.child_begin = std::move(begin);
-    d.child_list = std::move(list);
+    instrs_[n].children = static_cast<std::uint32_t>(child_table_.size());
+    child_table_.insert(child_table_.end(), begin.begin(), begin.end());
+    const std::size_t list = child_table_.size();
+    child_table_.resize(list + np - 1);
+    for (std::size_t p = 1; p < np; ++p) child_table_[list + begin[parent[p]]++] = static_cast<std::uint32_t>(p);
   }
   struct comp_data {
     computation_type handle;
@@ -293,6 +302,21 @@ class dataflow_analysis {
 
   dataflow_options options_;
   std::vector<instr_data> instrs_;
+  // Operands and users of instruction n: ops_[op_begin_[n] .. op_begin_[n + 1]), and so users.
+  std::vector<std::uint32_t> op_begin_{0}, user_begin_;
+  std::vector<std::size_t> ops_, users_;
+  // Semantics other than the plain one (sems_[0]) and their callees' numbers, per instruction
+  // that has them.
+  std::vector<memory_semantics<computation_type>> sems_{memory_semantics<computation_type>{}};
+  std::vector<std::vector<std::size_t>> callees_{std::vector<std::size_t>{}};
+  // Subshape k of instruction n is entry first_sub_[n] + k of the per-subshape arrays: its
+  // index, shape facts, the value it defines (or no_value) and its sorted value set.
+  std::vector<std::uint32_t> first_sub_{0};
+  std::vector<shape_index> sub_index_;
+  std::vector<subshape_info> sub_info_;
+  std::vector<value_id> defined_;
+  std::vector<std::vector<value_id>> sets_;
+  std::vector<std::uint32_t> child_table_;  // see index_children
   std::vector<comp_data> comps_;
   std::vector<value> values_;
   std::vector<value_id> empty_;
@@ -374,6 +398,7 @@ class dataflow_analysis {
 
   // Phase 1: number computations and instructions (and map the graph's dense numbers to ours).
   result<void> number_graph(const G& g) {
+    if constexpr (dense_graph<G>) instrs_.reserve(traits::instruction_count(g));
     for (auto c : traits::computations(g)) {
       comp_data cd;
       cd.handle = c;
@@ -381,7 +406,7 @@ class dataflow_analysis {
       for (auto i : traits::instructions(g, c)) {
         instr_data d;
         d.handle = i;
-        d.comp = comps_.size() - 1;
+        d.comp = static_cast<std::uint32_t>(comps_.size() - 1);
         instrs_.push_back(std::move(d));
       }
     }
@@ -428,47 +453,80 @@ class dataflow_analysis {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       if (auto r = read_instruction(g, n); !r) return r;
     }
+    defined_.assign(sub_index_.size(), no_value);
+    sets_.assign(sub_index_.size(), {});
+    list_users();
     return {};
   }
 
+  // Rows of 32-bit starts: a graph past 2^32 operands or subshapes is refused, not wrapped.
+  static constexpr std::size_t max_rows = static_cast<std::size_t>(no_table) - 1;
+
   result<void> read_instruction(const G& g, std::size_t n) {
-    auto& d = instrs_[n];
-    for (auto o : traits::operands(g, d.handle)) {
+    const instruction_type handle = instrs_[n].handle;
+    for (auto o : traits::operands(g, handle)) {
       const auto on = number_of(g, o);
       if (!on) return bad(describe(n) + " has an operand outside the graph");
-      d.operands.push_back(*on);
-      instrs_[*on].users.push_back(n);
+      ops_.push_back(*on);
     }
-    d.sem = traits::semantics(g, d.handle);
-    traits::for_each_subshape(g, d.handle, [&](const shape_index& idx, const subshape_info& info) {
-      d.indices.push_back(idx);
-      d.infos.push_back(info);
+    if (ops_.size() > max_rows) return bad("more than 2^32 operands in the graph");
+    op_begin_.push_back(static_cast<std::uint32_t>(ops_.size()));
+    traits::for_each_subshape(g, handle, [&](const shape_index& idx, const subshape_info& info) {
+      sub_index_.push_back(idx);
+      sub_info_.push_back(info);
     });
-    if (d.indices.empty() || !d.indices.front().empty()) return bad(describe(n) + " has no root subshape {}");
-    index_children(d);
-    d.defined.assign(d.indices.size(), no_value);
-    d.sets.assign(d.indices.size(), {});
-    for (const auto& f : d.sem.forwards) {
-      if (f.operand >= d.operands.size()) return bad(describe(n) + " forwards an operand it does not have");
+    if (sub_index_.size() > max_rows) return bad("more than 2^32 subshapes in the graph");
+    if (sub_index_.size() == first_sub_.back() || !sub_index_[first_sub_.back()].empty()) {
+      return bad(describe(n) + " has no root subshape {}");
     }
-    for (const auto& ip : d.sem.in_place) {
-      if (ip.operand >= d.operands.size()) return bad(describe(n) + " updates an operand it does not have");
+    first_sub_.push_back(static_cast<std::uint32_t>(sub_index_.size()));
+    index_children(n);
+    auto sem = traits::semantics(g, handle);
+    const std::size_t operand_count = operands(n).size();
+    for (const auto& f : sem.forwards) {
+      if (f.operand >= operand_count) return bad(describe(n) + " forwards an operand it does not have");
     }
-    for (const auto& cc : d.sem.calls) {
+    for (const auto& ip : sem.in_place) {
+      if (ip.operand >= operand_count) return bad(describe(n) + " updates an operand it does not have");
+    }
+    std::vector<std::size_t> callees;
+    for (const auto& cc : sem.calls) {
       const auto found = comp_index(cc.computation);
       if (!found) return bad(describe(n) + " calls a computation outside the graph");
-      const std::size_t callee = *found;
-      comps_[callee].callers.push_back({d.handle, cc.binding, cc.first_operand, n});
-      d.callees.push_back(callee);
+      comps_[*found].callers.push_back({handle, cc.binding, cc.first_operand, n});
+      callees.push_back(*found);
+    }
+    const bool plain = sem.forwards.empty() && sem.in_place.empty() && sem.calls.empty() && !sem.is_bitcast &&
+                       !sem.reads_forwarded;
+    if (!plain) {
+      instrs_[n].sem = static_cast<std::uint32_t>(sems_.size());
+      sems_.push_back(std::move(sem));
+      callees_.push_back(std::move(callees));
     }
     return {};
+  }
+
+  // The users of every instruction, from the operands: counted, then filled in instruction
+  // order (so each list is ascending).
+  void list_users() {
+    user_begin_.assign(instrs_.size() + 1, 0);
+    for (const auto o : ops_) ++user_begin_[o + 1];
+    for (std::size_t n = 0; n < instrs_.size(); ++n) user_begin_[n + 1] += user_begin_[n];
+    users_.resize(ops_.size());
+    for (std::size_t n = 0; n < instrs_.size(); ++n) {
+      for (const auto o : operands(n)) users_[user_begin_[o]++] = n;
+    }
+    // Each start moved to the next one's: shift them back.
+    for (std::size_t n = instrs_.size(); n > 0; --n) user_begin_[n] = user_begin_[n - 1];
+    user_begin_[0] = 0;
   }
 
   // Phase 3: each subshape an instruction defines itself (not bound from a caller, not the
   // callee's result, not forwarded) gets a value.
   void define_values() {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      auto& d = instrs_[n];
+      const auto& d = instrs_[n];
+      const auto& sem = sems_[d.sem];
       bool bound_param = false;
       if (d.parameter >= 0) {
         for (const auto& cs : comps_[d.comp].callers) {
@@ -476,29 +534,29 @@ class dataflow_analysis {
         }
       }
       bool output_from_callee = false, async_output = false;
-      for (const auto& cc : d.sem.calls) {
+      for (const auto& cc : sem.calls) {
         output_from_callee = output_from_callee || cc.binding == call_binding::call ||
                              cc.binding == call_binding::while_body ||
                              cc.binding == call_binding::conditional_branch;
         async_output = async_output || cc.binding == call_binding::async_wrapped;
       }
-      const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
-      for (std::size_t k = 0; k < d.indices.size(); ++k) {
-        if (bound_param || output_from_callee || forwarding_bitcast) continue;
+      const bool forwarding_bitcast = sem.is_bitcast && !options_.bitcast_defines_value && !operands(n).empty();
+      if (bound_param || output_from_callee || forwarding_bitcast) continue;
+      for (std::size_t p = first_sub_[n]; p < first_sub_[n + 1]; ++p) {
         // The wrapped root's arrays (its tuple tables are the async-start's own).
-        if (async_output && is_async_result(d.indices[k]) && !d.infos[k].is_tuple) continue;
+        if (async_output && is_async_result(sub_index_[p]) && !sub_info_[p].is_tuple) continue;
         bool forwarded = false;
-        for (const auto& f : d.sem.forwards) forwarded = forwarded || is_prefix(f.output_index, d.indices[k]);
+        for (const auto& f : sem.forwards) forwarded = forwarded || is_prefix(f.output_index, sub_index_[p]);
         if (forwarded) continue;
         const auto v = static_cast<value_id>(values_.size());
         value val;
         val.id = v;
-        val.defining = {d.handle, d.indices[k]};
-        val.is_tuple = d.infos[k].is_tuple;
-        val.bytes = d.infos[k].bytes;
+        val.defining = {d.handle, sub_index_[p]};
+        val.is_tuple = sub_info_[p].is_tuple;
+        val.bytes = sub_info_[p].bytes;
         values_.push_back(std::move(val));
-        d.defined[k] = v;
-        d.sets[k].push_back(v);
+        defined_[p] = v;
+        sets_[p].push_back(v);
       }
     }
   }
@@ -530,12 +588,13 @@ class dataflow_analysis {
       auto dropped = remove_single_input_phis(removed);
       if (!dropped) return dropped.error();
       if (!add_phis() && !*dropped && !made_phi_while_propagating_) break;
-      for (auto& d : instrs_) {
-        for (std::size_t k = 0; k < d.indices.size(); ++k) {
-          if (d.defined[k] == no_value) d.sets[k].clear();
-        }
+      for (std::size_t p = 0; p < sets_.size(); ++p) {
+        if (defined_[p] == no_value) sets_[p].clear();
       }
     }
+    // What propagation needed and nothing after it reads.
+    dependents_ = {};
+    visited_ = {};
     if (!options_.ssa_form) return {};
     removed.resize(values_.size(), 0);
     number_phis_by_position(removed);
@@ -545,9 +604,8 @@ class dataflow_analysis {
   // Each phi's inputs: the values that meet at it, itself left out.
   result<void> record_phi_inputs() {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      auto& d = instrs_[n];
-      for (std::size_t k = 0; k < d.indices.size(); ++k) {
-        const value_id v = d.defined[k];
+      for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
+        const value_id v = defined_[first_sub_[n] + k];
         if (v == no_value || !values_[v].is_phi) continue;
         std::vector<value_id> in;
         bool changed = false;
@@ -563,26 +621,27 @@ class dataflow_analysis {
   // Phase 5: every value's positions (its defining one first) and uses.
   void record_positions_and_uses() {
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      const auto& d = instrs_[n];
-      for (std::size_t k = 0; k < d.indices.size(); ++k) {
-        for (auto v : d.sets[k]) {
-          if (d.defined[k] == v) {
-            values_[v].positions.insert(values_[v].positions.begin(), {d.handle, d.indices[k]});
+      const auto handle = instrs_[n].handle;
+      for (std::size_t p = first_sub_[n]; p < first_sub_[n + 1]; ++p) {
+        for (auto v : sets_[p]) {
+          if (defined_[p] == v) {
+            values_[v].positions.insert(values_[v].positions.begin(), {handle, sub_index_[p]});
           } else {
-            values_[v].positions.push_back({d.handle, d.indices[k]});
+            values_[v].positions.push_back({handle, sub_index_[p]});
           }
         }
       }
     }
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      const auto& d = instrs_[n];
-      for (std::size_t o = 0; o < d.operands.size(); ++o) {
-        const auto& od = instrs_[d.operands[o]];
-        for (std::size_t k = 0; k < od.indices.size(); ++k) {
-          if (!may_use(d, o, od.indices[k])) continue;
-          // (instruction, operand, index) is distinct for each (n, o, k) and a value set holds
+      const auto handle = instrs_[n].handle;
+      const auto& sem = semantics(n);
+      const auto ops = operands(n);
+      for (std::size_t o = 0; o < ops.size(); ++o) {
+        for (std::size_t p = first_sub_[ops[o]]; p < first_sub_[ops[o] + 1]; ++p) {
+          if (!may_use(sem, o, sub_index_[p])) continue;
+          // (instruction, operand, index) is distinct for each (n, o, p) and a value set holds
           // each value once, so no use repeats: no search (quadratic for a value with 10^5 uses).
-          for (auto v : od.sets[k]) values_[v].uses.push_back(use{d.handle, o, od.indices[k]});
+          for (auto v : sets_[p]) values_[v].uses.push_back(use{handle, o, sub_index_[p]});
         }
       }
     }
@@ -630,16 +689,16 @@ class dataflow_analysis {
   /// Whether operand `o` of `d` at `index` is read (XLA's MayUseOperandValue: tuple and domain
   /// only forward; get-tuple-element and copy of a tuple read only the tables on the path;
   /// everything else, including call, while and fusion operands, is a use).
-  static bool may_use(const instr_data& d, std::size_t o, const shape_index& index) {
-    if (d.sem.reads_forwarded) return true;
+  static bool may_use(const memory_semantics<computation_type>& sem, std::size_t o, const shape_index& index) {
+    if (sem.reads_forwarded) return true;
     bool forwarded_from = false;
-    for (const auto& f : d.sem.forwards) {
+    for (const auto& f : sem.forwards) {
       if (f.operand != o) continue;
       forwarded_from = true;
       if (is_prefix(f.operand_index, index)) return false;
     }
     if (!forwarded_from) return true;
-    for (const auto& f : d.sem.forwards) {
+    for (const auto& f : sem.forwards) {
       if (f.operand == o && index.size() < f.operand_index.size() && is_prefix(index, f.operand_index)) return true;
     }
     return false;
@@ -660,7 +719,7 @@ class dataflow_analysis {
       if (deps.empty() || deps.back() != visiting_) deps.push_back(visiting_);
     }
     // src != n, so the set read is never `dst` (which is n's, or a local): no copy needed.
-    merge_into(dst, instrs_[src].sets[*k], changed);
+    merge_into(dst, sets_[first_sub_[src] + *k], changed);
     return {};
   }
 
@@ -674,7 +733,7 @@ class dataflow_analysis {
       }
       return false;
     }
-    for (const auto& cc : d.sem.calls) {
+    for (const auto& cc : sems_[d.sem].calls) {
       if (cc.binding == call_binding::while_body || cc.binding == call_binding::conditional_branch) return true;
     }
     return false;
@@ -686,9 +745,9 @@ class dataflow_analysis {
     bool added = false;
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       if (!is_join(n)) continue;
-      auto& d = instrs_[n];
-      for (std::size_t k = 0; k < d.indices.size(); ++k) {
-        if (d.defined[k] != no_value || d.sets[k].size() < 2) continue;
+      for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
+        const std::size_t p = first_sub_[n] + k;
+        if (defined_[p] != no_value || sets_[p].size() < 2) continue;
         define_phi(n, k);
         added = true;
       }
@@ -698,17 +757,17 @@ class dataflow_analysis {
 
   /// Makes subshape `k` of join `n` a phi: a new value that its set now holds alone.
   void define_phi(std::size_t n, std::size_t k) {
-    auto& d = instrs_[n];
+    const std::size_t p = first_sub_[n] + k;
     const auto v = static_cast<value_id>(values_.size());
     value val;
     val.id = v;
-    val.defining = {d.handle, d.indices[k]};
-    val.is_tuple = d.infos[k].is_tuple;
+    val.defining = {instrs_[n].handle, sub_index_[p]};
+    val.is_tuple = sub_info_[p].is_tuple;
     val.is_phi = true;
-    val.bytes = d.infos[k].bytes;
+    val.bytes = sub_info_[p].bytes;
     values_.push_back(std::move(val));
-    d.defined[k] = v;
-    d.sets[k].assign(1, v);
+    defined_[p] = v;
+    sets_[p].assign(1, v);
   }
 
   /// Takes out every phi that only one value besides itself reaches. @returns whether any.
@@ -717,9 +776,8 @@ class dataflow_analysis {
     bool any = false;
     std::vector<value_id> in;
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      auto& d = instrs_[n];
-      for (std::size_t k = 0; k < d.indices.size(); ++k) {
-        const value_id v = d.defined[k];
+      for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
+        const value_id v = defined_[first_sub_[n] + k];
         if (v == no_value || !values_[v].is_phi) continue;
         in.clear();
         bool changed = false;
@@ -727,7 +785,7 @@ class dataflow_analysis {
         if (!r) return r.error();
         in.erase(std::remove(in.begin(), in.end(), v), in.end());
         if (in.size() != 1) continue;
-        d.defined[k] = no_value;
+        defined_[first_sub_[n] + k] = no_value;
         removed[v] = 1;
         phi_removed_at_.insert({n, k});  // a join settled to one value: no eager phi there again
         any = true;
@@ -746,12 +804,10 @@ class dataflow_analysis {
       if (!values_[v].is_phi) to[v] = static_cast<value_id>(next++);
     }
     bool moved = false;
-    for (const auto& d : instrs_) {
-      for (const auto v : d.defined) {
-        if (v == no_value || !values_[v].is_phi || removed[v]) continue;
-        moved = moved || next != v;
-        to[v] = static_cast<value_id>(next++);
-      }
+    for (const auto v : defined_) {
+      if (v == no_value || !values_[v].is_phi || removed[v]) continue;
+      moved = moved || next != v;
+      to[v] = static_cast<value_id>(next++);
     }
     if (!moved && next == values_.size()) return;
     std::vector<value> numbered(next);
@@ -761,25 +817,23 @@ class dataflow_analysis {
       numbered[to[v]].id = to[v];
     }
     values_ = std::move(numbered);
-    for (auto& d : instrs_) {
-      for (auto& v : d.defined) {
-        if (v != no_value) v = to[v];
-      }
-      for (auto& set : d.sets) {
-        for (auto& v : set) v = to[v];
-        std::sort(set.begin(), set.end());
-      }
+    for (auto& v : defined_) {
+      if (v != no_value) v = to[v];
+    }
+    for (auto& set : sets_) {
+      for (auto& v : set) v = to[v];
+      std::sort(set.begin(), set.end());
     }
   }
 
   result<void> update(std::size_t n, bool& changed) {
-    auto& d = instrs_[n];
     const bool join = options_.ssa_form && is_join(n);
-    for (std::size_t k = 0; k < d.indices.size(); ++k) {
-      if (d.defined[k] != no_value) continue;
-      auto r = gather(n, k, d.sets[k], changed);
+    for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
+      const std::size_t p = first_sub_[n] + k;
+      if (defined_[p] != no_value) continue;
+      auto r = gather(n, k, sets_[p], changed);
       if (!r) return r;
-      if (join && d.sets[k].size() >= 2 && !phi_removed_at_.contains({n, k})) {
+      if (join && sets_[p].size() >= 2 && !phi_removed_at_.contains({n, k})) {
         define_phi(n, k);
         made_phi_while_propagating_ = true;
         changed = true;
@@ -790,9 +844,12 @@ class dataflow_analysis {
 
   /// Merges into `set` the values that flow into subshape `k` of instruction `n`.
   result<void> gather(std::size_t n, std::size_t k, std::vector<value_id>& set, bool& changed) {
-    auto& d = instrs_[n];
-    const bool forwarding_bitcast = d.sem.is_bitcast && !options_.bitcast_defines_value && !d.operands.empty();
-    const shape_index& j = d.indices[k];
+    const auto& d = instrs_[n];
+    const auto& sem = sems_[d.sem];
+    const auto& callees = callees_[d.sem];
+    const auto ops = operands(n);
+    const bool forwarding_bitcast = sem.is_bitcast && !options_.bitcast_defines_value && !ops.empty();
+    const shape_index& j = sub_index_[first_sub_[n] + k];
     // Bound parameter.
     if (d.parameter >= 0) {
       for (const auto& cs : comps_[d.comp].callers) {
@@ -802,14 +859,15 @@ class dataflow_analysis {
         const std::size_t op = by_number ? static_cast<std::size_t>(d.parameter)
                                : cs.binding == call_binding::conditional_branch ? cs.first_operand
                                                                                 : 0;
-        if (op >= instrs_[caller].operands.size()) return bad(describe(caller) + " has too few operands for its callee");
-        auto r = pull(instrs_[caller].operands[op], j, set, changed, n);
+        const auto caller_ops = operands(caller);
+        if (op >= caller_ops.size()) return bad(describe(caller) + " has too few operands for its callee");
+        auto r = pull(caller_ops[op], j, set, changed, n);
         if (!r) return r;
         if (cs.binding == call_binding::while_body || cs.binding == call_binding::while_condition) {
-          const auto& cd = instrs_[caller];
-          for (std::size_t q = 0; q < cd.sem.calls.size(); ++q) {
-            if (cd.sem.calls[q].binding != call_binding::while_body) continue;
-            auto r2 = pull(comps_[cd.callees[q]].root, j, set, changed, n);
+          const auto& caller_sem = semantics(caller);
+          for (std::size_t q = 0; q < caller_sem.calls.size(); ++q) {
+            if (caller_sem.calls[q].binding != call_binding::while_body) continue;
+            auto r2 = pull(comps_[callees_[instrs_[caller].sem][q]].root, j, set, changed, n);
             if (!r2) return r2;
           }
         }
@@ -818,39 +876,39 @@ class dataflow_analysis {
     }
     // Output of call / while / conditional.
     bool from_callee = false;
-    for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
-      const auto& cc = d.sem.calls[q];
+    for (std::size_t q = 0; q < sem.calls.size(); ++q) {
+      const auto& cc = sem.calls[q];
       if (cc.binding == call_binding::call || cc.binding == call_binding::while_body ||
           cc.binding == call_binding::conditional_branch) {
         from_callee = true;
-        auto r = pull(comps_[d.callees[q]].root, j, set, changed, n);
+        auto r = pull(comps_[callees[q]].root, j, set, changed, n);
         if (!r) return r;
         if (cc.binding == call_binding::while_body) {
-          if (d.operands.empty()) return bad(describe(n) + " is a while without an operand");
-          auto r2 = pull(d.operands[0], j, set, changed, n);
+          if (ops.empty()) return bad(describe(n) + " is a while without an operand");
+          auto r2 = pull(ops[0], j, set, changed, n);
           if (!r2) return r2;
         }
       }
     }
     if (from_callee) return {};
-    for (std::size_t q = 0; q < d.sem.calls.size(); ++q) {
-      if (d.sem.calls[q].binding != call_binding::async_wrapped || !is_async_result(j)) continue;
-      return pull(comps_[d.callees[q]].root, shape_index(j.begin() + 1, j.end()), set, changed, n);
+    for (std::size_t q = 0; q < sem.calls.size(); ++q) {
+      if (sem.calls[q].binding != call_binding::async_wrapped || !is_async_result(j)) continue;
+      return pull(comps_[callees[q]].root, shape_index(j.begin() + 1, j.end()), set, changed, n);
     }
     if (forwarding_bitcast) {
-      auto r = pull(d.operands[0], j, set, changed, n);
+      auto r = pull(ops[0], j, set, changed, n);
       if (!r) return r;
       return {};
     }
     // Forwarded subtree: the longest matching forwarding wins.
     const forwarding* best = nullptr;
-    for (const auto& f : d.sem.forwards) {
+    for (const auto& f : sem.forwards) {
       if (is_prefix(f.output_index, j) && (best == nullptr || f.output_index.size() > best->output_index.size())) best = &f;
     }
     if (best != nullptr) {
       shape_index from = best->operand_index;
       from.insert(from.end(), j.begin() + static_cast<std::ptrdiff_t>(best->output_index.size()), j.end());
-      auto r = pull(d.operands[best->operand], from, set, changed, n);
+      auto r = pull(ops[best->operand], from, set, changed, n);
       if (!r) return r;
     }
     return {};

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
@@ -117,6 +118,16 @@ class hlo_lexer {
     if (peek() != c) {
       return fail(p_, std::string("expected '") + c + "' " + context + ", found " + found(p_));
     }
+    ++p_;
+    return true;
+  }
+  /// `expect` with a context that is made only when it is missing (quoting a name for every
+  /// instruction read would cost more than reading it).
+  template <class Context>
+    requires std::is_invocable_r_v<std::string, Context>
+  bool expect(char c, Context&& context) {
+    if (!ws()) return false;
+    if (peek() != c) return fail(p_, std::string("expected '") + c + "' " + context() + ", found " + found(p_));
     ++p_;
     return true;
   }

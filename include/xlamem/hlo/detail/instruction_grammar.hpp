@@ -22,6 +22,7 @@
 
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
+#include "xlamem/hlo/detail/name_table.hpp"
 #include "xlamem/hlo/detail/shape_grammar.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/hlo/shape.hpp"
@@ -46,13 +47,13 @@ class instruction_grammar : public shape_grammar {
     call_role role;
     std::size_t branch;
   };
-  using name_map = std::unordered_map<std::string_view, instruction_id>;
+  using name_map = name_table<instruction_id>;
 
   hlo::module m_;  // qualified: a line starting with `module` is a module declaration to some front ends
   std::vector<std::size_t> instr_pos_;   // source offset of each instruction's name
   std::vector<std::size_t> comp_pos_;    // source offset of each computation's name
   std::vector<pending_call> pending_calls_;
-  std::unordered_map<std::string_view, computation_id> comp_by_name_;
+  name_table<computation_id> comp_by_name_;
   // Operands of every instruction of the computation being read, flat: instruction k owns
   // ops_[ops_begin_[k], ops_begin_[k + 1]). Reused across computations.
   std::vector<pending_operand> ops_;
@@ -127,7 +128,7 @@ class instruction_grammar : public shape_grammar {
     const std::size_t op_pos = p_;
     std::string_view opn;
     if (!instruction_opcode(in, opn)) return false;
-    if (!expect('(', ("after opcode " + quoted(opn)).c_str())) return false;
+    if (!expect('(', [&] { return "after opcode " + quoted(opn); })) return false;
     if (in.opcode == opcodes::parameter) {
       if (!integer(in.parameter_number, "as parameter number") || !expect(')', "after the parameter number")) return false;
       if (in.parameter_number < 0) return fail(op_pos, "negative parameter number");
@@ -155,12 +156,12 @@ class instruction_grammar : public shape_grammar {
     np = p_;
     const std::string_view nm = name();
     if (nm.empty()) return fail(np, "expected an instruction name or '}', found " + found(np));
-    if (!names_.emplace(nm, id).second) {
+    if (const auto [first, added] = names_.emplace(nm, id); !added) {
       return fail(np, "duplicate instruction name " + quoted(nm) + " (first defined at " +
-                          location(instr_pos_[index_of(names_[nm])]) + ")");
+                          location(instr_pos_[index_of(first)]) + ")");
     }
     in.name = std::string(nm);
-    if (!expect('=', ("after instruction name " + quoted(in.name)).c_str())) return false;
+    if (!expect('=', [&] { return "after instruction name " + quoted(in.name); })) return false;
     if (!ws()) return false;
     const std::size_t shape_pos = p_;
     return parse_shape(in.shape, 0) && check_sizes(in.shape, in.name, shape_pos) && ws();
@@ -298,7 +299,7 @@ class instruction_grammar : public shape_grammar {
       std::string_view key;
       if (!next_attribute_key(key, "an attribute name")) return false;
       if (key.empty()) return true;
-      if (!expect('=', ("after attribute name " + quoted(key)).c_str()) || !ws()) return false;
+      if (!expect('=', [&] { return "after attribute name " + quoted(key); }) || !ws()) return false;
       const std::size_t vb = p_;
       if (!attribute_value(in, id, key, vb)) return false;
       in.attributes.push_back({std::string(key), std::string(s_.substr(vb, p_ - vb))});
@@ -333,7 +334,7 @@ class instruction_grammar : public shape_grammar {
   // `{a, b, ...}` of `branch_computations` or `called_computations`.
   bool computation_list(instruction_id id, std::string_view key) {
     const call_role role = key == "branch_computations" ? call_role::branch : call_role::called_computations;
-    if (!expect('{', ("to open " + std::string(key)).c_str()) || !ws()) return false;
+    if (!expect('{', [&] { return "to open " + std::string(key); }) || !ws()) return false;
     std::size_t k = 0;
     if (peek() == '}') {
       ++p_;
@@ -435,11 +436,11 @@ class instruction_grammar : public shape_grammar {
       operands.reserve(ops_begin_[k + 1] - ops_begin_[k]);
       for (std::uint32_t oq = ops_begin_[k]; oq < ops_begin_[k + 1]; ++oq) {
         const pending_operand& o = ops_[oq];
-        auto it = names_.find(o.name);
-        if (it == names_.end()) {
+        const instruction_id* found_operand = names_.find(o.name);
+        if (found_operand == nullptr) {
           return fail(o.pos, "unknown operand " + quoted(o.name) + " in computation " + quoted(m_[cid].name));
         }
-        instruction_id operand = it->second;
+        instruction_id operand = *found_operand;
         for (std::uint32_t g = 0; g < o.gte_count; ++g) {
           if (!compact_gte(cid, o, gte_path_[o.gte_begin + g], operand, gtes, order)) return false;
         }
@@ -469,7 +470,7 @@ class instruction_grammar : public shape_grammar {
     }
     instruction gte;
     gte.name = m_[operand].name + "_gte" + std::to_string(idx);
-    for (int extra = 1; names_.count(gte.name) != 0 || names_taken_.count(gte.name) != 0; ++extra) {
+    for (int extra = 1; names_.contains(gte.name) || names_taken_.count(gte.name) != 0; ++extra) {
       gte.name = m_[operand].name + "_gte" + std::to_string(idx) + "." + std::to_string(extra);
     }
     gte.opcode = opcodes::get_tuple_element;
