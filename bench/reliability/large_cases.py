@@ -11,8 +11,14 @@ seconds, peak resident memory, and that memory per byte of input and per instruc
 input's lines that define one). A run past `--cap` seconds is killed, and that is its figure.
 Prints a Markdown table; exits 1 when a plan fails.
 
+With `--baseline OTHER_XLAMEM` (an older build, say), each module is planned by the baseline
+and then by `--xlamem`, one after the other in this run, and the table adds the baseline's CPU
+seconds and resident memory and the ratios (baseline / this): side by side, not against
+figures from another day.
+
 Usage: large_cases.py --xlamem build-release/tools/xlamem/xlamem --gen-hlo build/bench/reliability/gen_hlo
            [--shapes nested-whiles call-chain fan straight-line] [--scale 1] [--cap 120]
+           [--baseline OLD_XLAMEM]
 """
 import argparse
 import os
@@ -57,11 +63,15 @@ def main():
     ap.add_argument("--shapes", nargs="+", default=list(SIZES))
     ap.add_argument("--scale", type=float, default=1.0, help="multiplies every size (0.1 for a quick look)")
     ap.add_argument("--cap", type=float, default=120.0)
+    ap.add_argument("--baseline", help="another xlamem to run side by side on the same modules")
     a = ap.parse_args()
     failed = 0
     print(f"xlamem plan per shape and size; load average at start {os.getloadavg()[0]:.2f}\n")
-    print("| shape | size | input MB | instructions | CPU s | wall s | resident MB | resident / input | bytes per instruction |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    head = "| shape | size | input MB | instructions | CPU s | wall s | resident MB | resident / input | bytes per instruction |"
+    if a.baseline:
+        head += " baseline CPU s | baseline resident MB | CPU ratio | memory ratio |"
+    print(head)
+    print("|---" * (head.count("|") - 1) + "|")
     with tempfile.TemporaryDirectory() as tmp:
         for shape in a.shapes:
             for size in SIZES[shape]:
@@ -72,6 +82,7 @@ def main():
                 with open(path) as f:
                     text = f.read()
                 instructions = sum(1 for line in text.splitlines() if " = " in line and "HloModule" not in line)
+                base = plan(a.baseline, path, a.cap) if a.baseline else None
                 r = plan(a.xlamem, path, a.cap)
                 mb = len(text) / 1e6
                 if r is None:
@@ -80,9 +91,16 @@ def main():
                     continue
                 status = "" if r["rc"] == 0 else f" (exit {r['rc']}: {' '.join(r['err'])[:60]})"
                 failed += r["rc"] != 0
-                print(f"| {shape} | {n:,} | {mb:.1f} | {instructions:,} | {r['cpu']:.2f} | {r['wall']:.2f} | "
-                      f"{r['rss'] / 1e6:.0f} | {r['rss'] / max(len(text), 1):.1f} | "
-                      f"{r['rss'] / max(instructions, 1):,.0f}{status} |", flush=True)
+                row = (f"| {shape} | {n:,} | {mb:.1f} | {instructions:,} | {r['cpu']:.2f} | {r['wall']:.2f} | "
+                       f"{r['rss'] / 1e6:.0f} | {r['rss'] / max(len(text), 1):.1f} | "
+                       f"{r['rss'] / max(instructions, 1):,.0f}{status} |")
+                if a.baseline:
+                    if base is None:
+                        row += f" killed at {a.cap:g} s | | | |"
+                    else:
+                        row += (f" {base['cpu']:.2f} | {base['rss'] / 1e6:.0f} | {base['cpu'] / max(r['cpu'], 1e-3):.2f} | "
+                                f"{base['rss'] / max(r['rss'], 1):.2f} |")
+                print(row, flush=True)
     sys.exit(1 if failed else 0)
 
 

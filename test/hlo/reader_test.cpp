@@ -484,7 +484,7 @@ ENTRY %e (p: f32[8]) -> f32[8] {
     CHECK(p.is_buffer);
     CHECK(p.byte_size() == 16);
     CHECK(hlo::to_string(p) == "b(f32[4]{0})");
-    CHECK(shape_of(m, "e", "q").layout.dim_level_types == "D,C+");
+    CHECK(shape_of(m, "e", "q").layout.details().dim_level_types == "D,C+");
     CHECK(hlo::to_string(shape_of(m, "e", "q")) == "f32[4,4]{1,0:D(D,C+)}");
     CHECK(hlo::to_string(parse_ok(hlo::to_string(m))) == hlo::to_string(m));
     CHECK(!hlo::parse_shape("b((f32[]))"));

@@ -34,7 +34,7 @@ TEST_SUITE("hlo/shape") {
     CHECK(s->layout.memory_space == 1);
     REQUIRE(s->layout.split_configs.size() == 1);
     CHECK(s->layout.split_configs[0] == split_config{0, {3}});
-    CHECK(s->layout.tiles == std::vector<std::vector<std::int64_t>>{{128}});
+    CHECK(s->layout.details().tiles == std::vector<std::vector<std::int64_t>>{{128}});
   }
 
   TEST_CASE("byte sizes: arrays, pred, packed sub-byte types, tuples, tokens") {

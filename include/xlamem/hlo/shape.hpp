@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,32 +111,73 @@ inline constexpr std::array<element_type_entry, 35> element_types{{
 /// Tile dimension printed as `*` (XLA's combine dimension).
 inline constexpr std::int64_t combine_dimension = INT64_MIN;
 
-/// A layout: `{minor_to_major:T(..)L(n)#(t)*(t)E(n)S(n)SC(d:i)P(shape)M(n)}`.
-struct layout {
-  std::vector<std::int64_t> minor_to_major;
+/// The parts of a layout that sparse, tiled and physical layouts write and nothing in memory
+/// planning reads: kept out of line (`layout::details`), so that the usual layout stays small.
+struct layout_details {
   std::string dim_level_types;                   ///< D(D,C+,S~) of sparse layouts, kept as text
   std::vector<std::vector<std::int64_t>> tiles;  ///< T(8,128)(2,1); `*` is combine_dimension
   std::int64_t tail_padding_alignment = 1;       ///< L(n), printed when not 1
   element_type index_type = element_type::invalid;    ///< #(s32)
   element_type pointer_type = element_type::invalid;  ///< *(s64)
-  std::int64_t element_size_bits = 0;            ///< E(n): sub-byte packing
-  std::int64_t memory_space = 0;                 ///< S(n)
-  std::vector<split_config> split_configs;       ///< SC(d:i,...) each
   std::string physical_shape;                    ///< P(...) kept as text
   std::int64_t dynamic_metadata_prefix_bytes = 0;  ///< M(n)
 
-  friend bool operator==(const layout&, const layout&) = default;
+  friend bool operator==(const layout_details&, const layout_details&) = default;
+  /// Whether every part is at its default (nothing to print).
+  [[nodiscard]] bool empty() const { return *this == layout_details{}; }
+};
+
+/// A layout: `{minor_to_major:T(..)L(n)#(t)*(t)E(n)S(n)SC(d:i)P(shape)M(n)}`. What memory
+/// planning reads is inline; the rest is `details()`, allocated when first written.
+struct layout {
+  std::vector<std::int64_t> minor_to_major;
+  std::int64_t element_size_bits = 0;            ///< E(n): sub-byte packing
+  std::int64_t memory_space = 0;                 ///< S(n)
+  std::vector<split_config> split_configs;       ///< SC(d:i,...) each
+
+  layout() = default;
+  layout(const layout& o)
+      : minor_to_major(o.minor_to_major), element_size_bits(o.element_size_bits), memory_space(o.memory_space),
+        split_configs(o.split_configs),
+        details_(o.details_ ? std::make_unique<layout_details>(*o.details_) : nullptr) {}
+  layout(layout&&) noexcept = default;
+  layout& operator=(const layout& o) {
+    if (this != &o) *this = layout(o);
+    return *this;
+  }
+  layout& operator=(layout&&) noexcept = default;
+  ~layout() = default;
+
+  /// The rare parts (all at their defaults when none was written).
+  [[nodiscard]] const layout_details& details() const noexcept { return details_ ? *details_ : no_details(); }
+  /// The rare parts, to write.
+  [[nodiscard]] layout_details& details() {
+    if (!details_) details_ = std::make_unique<layout_details>();
+    return *details_;
+  }
+
+  friend bool operator==(const layout& a, const layout& b) {
+    return a.minor_to_major == b.minor_to_major && a.element_size_bits == b.element_size_bits &&
+           a.memory_space == b.memory_space && a.split_configs == b.split_configs && a.details() == b.details();
+  }
+
+ private:
+  std::unique_ptr<layout_details> details_;
+  static const layout_details& no_details() noexcept {
+    static const layout_details none;
+    return none;
+  }
 };
 
 /// An HLO shape: an array (element type, dimensions, optional layout), a token/opaque, or a tuple.
 struct shape {
   element_type type = element_type::invalid;
+  bool has_layout = false;              ///< whether a `{...}` layout was written / is set
+  bool is_buffer = false;               ///< XLA's buffer shape `b(f32[4])`: the array as a buffer
   std::vector<std::int64_t> dims;       ///< bounds; -1 for an unbounded dynamic `?`
   std::vector<bool> dynamic;            ///< empty, or one flag per dimension (`<=N`, `?`)
-  bool has_layout = false;              ///< whether a `{...}` layout was written / is set
   hlo::layout layout;                   ///< meaningful for arrays when `has_layout`
   std::vector<shape> elements;          ///< tuple elements when `type == tuple`
-  bool is_buffer = false;               ///< XLA's buffer shape `b(f32[4])`: the array as a buffer
 
   friend bool operator==(const shape&, const shape&) = default;
 
@@ -250,21 +292,18 @@ inline void append_layout(std::string& out, const layout& l) {
     if (k) out += ',';
     detail::append_int(out, l.minor_to_major[k]);
   }
-  const bool extras = !l.dim_level_types.empty() || !l.tiles.empty() || l.tail_padding_alignment != 1 ||
-                      l.index_type != element_type::invalid ||
-                      l.pointer_type != element_type::invalid || l.element_size_bits != 0 ||
-                      l.memory_space != 0 || !l.split_configs.empty() || !l.physical_shape.empty() ||
-                      l.dynamic_metadata_prefix_bytes != 0;
+  const layout_details& d = l.details();
+  const bool extras = !d.empty() || l.element_size_bits != 0 || l.memory_space != 0 || !l.split_configs.empty();
   if (extras) {
     out += ':';
-    if (!l.dim_level_types.empty()) {
+    if (!d.dim_level_types.empty()) {
       out += "D(";
-      out += l.dim_level_types;
+      out += d.dim_level_types;
       out += ')';
     }
-    if (!l.tiles.empty()) {
+    if (!d.tiles.empty()) {
       out += 'T';
-      for (const auto& t : l.tiles) {
+      for (const auto& t : d.tiles) {
         out += '(';
         for (std::size_t k = 0; k < t.size(); ++k) {
           if (k) out += ',';
@@ -274,19 +313,19 @@ inline void append_layout(std::string& out, const layout& l) {
         out += ')';
       }
     }
-    if (l.tail_padding_alignment != 1) {
+    if (d.tail_padding_alignment != 1) {
       out += "L(";
-      detail::append_int(out, l.tail_padding_alignment);
+      detail::append_int(out, d.tail_padding_alignment);
       out += ')';
     }
-    if (l.index_type != element_type::invalid) {
+    if (d.index_type != element_type::invalid) {
       out += "#(";
-      out += name_of(l.index_type);
+      out += name_of(d.index_type);
       out += ')';
     }
-    if (l.pointer_type != element_type::invalid) {
+    if (d.pointer_type != element_type::invalid) {
       out += "*(";
-      out += name_of(l.pointer_type);
+      out += name_of(d.pointer_type);
       out += ')';
     }
     if (l.element_size_bits != 0) {
@@ -309,14 +348,14 @@ inline void append_layout(std::string& out, const layout& l) {
       }
       out += ')';
     }
-    if (!l.physical_shape.empty()) {
+    if (!d.physical_shape.empty()) {
       out += "P(";
-      out += l.physical_shape;
+      out += d.physical_shape;
       out += ')';
     }
-    if (l.dynamic_metadata_prefix_bytes != 0) {
+    if (d.dynamic_metadata_prefix_bytes != 0) {
       out += "M(";
-      detail::append_int(out, l.dynamic_metadata_prefix_bytes);
+      detail::append_int(out, d.dynamic_metadata_prefix_bytes);
       out += ')';
     }
   }

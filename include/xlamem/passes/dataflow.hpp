@@ -86,9 +86,9 @@ class dataflow_analysis {
   /// A value: defined once, seen at `positions` (the first is the defining one), read by `uses`.
   struct value {
     value_id id = 0;
-    position defining;
     bool is_tuple = false;      ///< a tuple's pointer table
     bool is_phi = false;        ///< a phi at a while or conditional join (`ssa_form`)
+    position defining;
     std::vector<value_id> phi_inputs;  ///< for a phi: the values flowing into it, ascending
     std::uint64_t bytes = 0;    ///< from the defining subshape
     std::vector<position> positions;
@@ -450,6 +450,12 @@ class dataflow_analysis {
         instrs_[*pn].parameter = k++;
       }
     }
+    // Most instructions have one subshape and an operand or two.
+    sub_index_.reserve(instrs_.size());
+    sub_info_.reserve(instrs_.size());
+    ops_.reserve(instrs_.size() * 2);
+    op_begin_.reserve(instrs_.size() + 1);
+    first_sub_.reserve(instrs_.size() + 1);
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       if (auto r = read_instruction(g, n); !r) return r;
     }
@@ -524,6 +530,7 @@ class dataflow_analysis {
   // Phase 3: each subshape an instruction defines itself (not bound from a caller, not the
   // callee's result, not forwarded) gets a value.
   void define_values() {
+    values_.reserve(sub_index_.size());  // at most one per subshape, phis aside
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       const auto& d = instrs_[n];
       const auto& sem = sems_[d.sem];

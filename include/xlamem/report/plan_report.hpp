@@ -111,6 +111,7 @@ namespace detail {
     x.is_thread_local = al.flags().is_thread_local;
     x.is_preallocated_temp = al.flags().is_preallocated_temp();
     x.emulated_copy_of = al.copy_of;
+    x.values.reserve(al.values.size());
     for (const auto& v : al.values) {
       x.values.push_back({v.value, a.liveness().value_name(m, v.value, false), v.offset, v.size});
     }
@@ -139,6 +140,7 @@ namespace detail {
   r.allocations = detail::allocations_of(m, a);
   const auto& la = a.liveness();
   const auto& df = a.dataflow();
+  r.live_ranges.reserve(df.values().size());
   for (std::uint32_t v = 0; v < df.values().size(); ++v) {
     if (!la.has_range(v)) continue;
     r.live_ranges.push_back({v, la.value_name(m, v, false), la.range(v).start, la.range(v).end,

@@ -105,6 +105,8 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
   t.host_color = host_memory_space;
   const std::int64_t horizon = la.end_time() + 1;
   const stack_frame_index frames(m);
+  t.schedule.reserve(static_cast<std::size_t>(std::max<std::int64_t>(horizon, 0)));
+  t.buffers.reserve(df.values().size() + a.allocations().size());  // a value each, an output copy at most per allocation
   for (const auto n : la.sequence()) t.schedule.push_back(traits::name(m, df.instruction(n), n));
   while (static_cast<std::int64_t>(t.schedule.size()) < horizon) t.schedule.emplace_back("(end)");
   for (const auto& al : a.allocations()) {

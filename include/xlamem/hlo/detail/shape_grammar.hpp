@@ -194,13 +194,13 @@ class shape_grammar : public hlo_lexer {
     const std::size_t at = p_;
     if (c == 'D') return dim_level_types(l);
     if (c == 'T') return tiles(l);
-    if (c == 'L') return ++p_, small_int_in_parens(l.tail_padding_alignment, "in L(...)");
-    if (c == '#' || c == '*') return layout_element_type(c == '#' ? l.index_type : l.pointer_type);
+    if (c == 'L') return ++p_, small_int_in_parens(l.details().tail_padding_alignment, "in L(...)");
+    if (c == '#' || c == '*') return layout_element_type(c == '#' ? l.details().index_type : l.details().pointer_type);
     if (c == 'E') return ++p_, small_int_in_parens(l.element_size_bits, "in E(...)");
     if (c == 'S' && p_ + 1 < s_.size() && s_[p_ + 1] == 'C') return split_config_part(l);
     if (c == 'S') return ++p_, small_int_in_parens(l.memory_space, "in S(...)");
     if (c == 'P') return physical_shape(l, depth);
-    if (c == 'M') return ++p_, small_int_in_parens(l.dynamic_metadata_prefix_bytes, "in M(...)");
+    if (c == 'M') return ++p_, small_int_in_parens(l.details().dynamic_metadata_prefix_bytes, "in M(...)");
     return fail(at, "expected a layout part (D, T, L, #, *, E, S, SC, P, M) or '}', found " + found(at));
   }
 
@@ -226,7 +226,7 @@ class shape_grammar : public hlo_lexer {
       if (peek() != ')') return fail(p_, "expected ',' or ')' in D(...), found " + found(p_));
       break;
     }
-    l.dim_level_types = std::string(s_.substr(db, p_ - db));
+    l.details().dim_level_types = std::string(s_.substr(db, p_ - db));
     ++p_;
     return true;
   }
@@ -255,7 +255,7 @@ class shape_grammar : public hlo_lexer {
         if (more == list_step::error) return false;
         break;
       }
-      l.tiles.push_back(std::move(tile));
+      l.details().tiles.push_back(std::move(tile));
     }
     return !err_;
   }
@@ -303,7 +303,7 @@ class shape_grammar : public hlo_lexer {
     if (!expect(')', "after the physical shape")) return false;
     std::string_view txt = s_.substr(pb, pe - pb);
     while (!txt.empty() && is_space(txt.front())) txt.remove_prefix(1);
-    l.physical_shape = std::string(txt);
+    l.details().physical_shape = std::string(txt);
     return true;
   }
 
