@@ -24,6 +24,14 @@ TEST_SUITE("io/memory_report_input") {
     CHECK_FALSE(mine->from_xla);
     CHECK(mine->description == "xlamem plan (solver xla, alignment 64)");
     CHECK(mine->xla_table.find("allocation 0:") != std::string::npos);
+    // Asked not to, the plan's table is not written; the rest of the report is the same.
+    report_request no_table = r;
+    no_table.xla_table = false;
+    auto lean = read_memory_report(stem + ".txt", no_table);
+    REQUIRE(lean.has_value());
+    CHECK(lean->xla_table.empty());
+    CHECK(lean->peak.bytes == mine->peak.bytes);
+    CHECK(lean->timeline.buffers.size() == mine->timeline.buffers.size());
     auto xla = read_memory_report(stem + "-buffer-assignment.txt", r);
     REQUIRE(xla.has_value());
     CHECK(xla->from_xla);

@@ -21,6 +21,7 @@ struct diff_options {
   report_request request = [] {
     report_request r;
     r.solver = "xla";  // deterministic, so identical modules give identical plans
+    r.xla_table = false;  // a diff never prints it
     return r;
   }();
   bool json = false;

@@ -35,7 +35,9 @@ int run_plan(const plan_options& o) {
   if (!o.dump.empty() && o.dump != "xla") {
     return fail("plan", fmt::format("--dump {}: unknown format (expected xla)", o.dump));
   }
-  auto r = load_report(o.file, o.request);
+  auto request = o.request;
+  request.xla_table = o.dump == "xla";  // only --dump xla prints it: not built for nothing
+  auto r = load_report(o.file, request);
   if (!r) return fail("plan", r.error());
   if (!o.svg.empty()) {
     if (auto ok = write_file(o.svg, report_svg(*r)); !ok) return fail("plan", ok.error());

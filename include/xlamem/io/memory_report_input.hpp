@@ -68,7 +68,7 @@ inline constexpr std::string_view module_suffix = "after_optimizations.txt";
   auto plan = report::plan_module(m, name, r);
   if (!plan) return plan.error();
   auto out = report::report_of(m, *plan, name);
-  out.xla_table = buffer_assignment_text(m, plan->plan);
+  if (r.xla_table) out.xla_table = buffer_assignment_text(m, plan->plan);
   return out;
 }
 /// The report of HLO module text `text`, planned as `r` says; `name` names it in messages.

@@ -188,8 +188,18 @@ class dataflow_analysis {
     return {sub_index_.data() + first_sub_[n], sub_index_.data() + first_sub_[n + 1]};
   }
   /// Whether subshape `k` (pre-order position) of instruction `n` is a leaf.
-  [[nodiscard]] bool is_leaf(std::size_t n, std::size_t k) const { return !subshape(n, k).is_tuple; }
-  [[nodiscard]] const subshape_info& subshape(std::size_t n, std::size_t k) const { return sub_info_[first_sub_[n] + k]; }
+  [[nodiscard]] bool is_leaf(std::size_t n, std::size_t k) const { return !sub_info_[first_sub_[n] + k].is_tuple; }
+  /// What the graph said of subshape `k` of instruction `n`.
+  [[nodiscard]] subshape_info subshape(std::size_t n, std::size_t k) const {
+    const subshape_facts& f = sub_info_[first_sub_[n] + k];
+    subshape_info info;
+    info.is_tuple = f.is_tuple;
+    info.tuple_size = f.tuple_size;
+    info.bytes = f.bytes;
+    info.memory_space = f.memory_space;
+    if (f.split != 0) info.split = splits_[f.split - 1];
+    return info;
+  }
 
   // ---- values ----
   [[nodiscard]] const std::vector<value>& values() const noexcept { return values_; }
@@ -259,6 +269,14 @@ class dataflow_analysis {
   static constexpr value_id no_value = static_cast<value_id>(-1);
 
   static constexpr std::uint32_t no_table = static_cast<std::uint32_t>(-1);
+  // A subshape's `subshape_info` in 32 bytes: the split (rare) in splits_.
+  struct subshape_facts {
+    std::uint64_t bytes = 0;
+    std::int64_t memory_space = 0;
+    std::uint32_t tuple_size = 0;
+    std::uint32_t split = 0;  // 1 + its entry in splits_; 0: none
+    bool is_tuple = false;
+  };
   // Per instruction only what is not stored back to back (see the members below).
   struct instr_data {
     instruction_type handle;
@@ -313,7 +331,8 @@ class dataflow_analysis {
   // index, shape facts, the value it defines (or no_value) and its sorted value set.
   std::vector<std::uint32_t> first_sub_{0};
   std::vector<shape_index> sub_index_;
-  std::vector<subshape_info> sub_info_;
+  std::vector<subshape_facts> sub_info_;
+  std::vector<split_config> splits_;
   std::vector<value_id> defined_;
   std::vector<std::vector<value_id>> sets_;
   std::vector<std::uint32_t> child_table_;  // see index_children
@@ -477,10 +496,22 @@ class dataflow_analysis {
     }
     if (ops_.size() > max_rows) return bad("more than 2^32 operands in the graph");
     op_begin_.push_back(static_cast<std::uint32_t>(ops_.size()));
+    bool too_large = false;
     traits::for_each_subshape(g, handle, [&](const shape_index& idx, const subshape_info& info) {
       sub_index_.push_back(idx);
-      sub_info_.push_back(info);
+      subshape_facts f;
+      f.bytes = info.bytes;
+      f.memory_space = info.memory_space;
+      f.tuple_size = static_cast<std::uint32_t>(info.tuple_size);
+      f.is_tuple = info.is_tuple;
+      too_large = too_large || info.tuple_size > max_rows;
+      if (info.split) {
+        splits_.push_back(*info.split);
+        f.split = static_cast<std::uint32_t>(splits_.size());
+      }
+      sub_info_.push_back(f);
     });
+    if (too_large) return bad(describe(n) + " has a tuple of more than 2^32 elements");
     if (sub_index_.size() > max_rows) return bad("more than 2^32 subshapes in the graph");
     if (sub_index_.size() == first_sub_.back() || !sub_index_[first_sub_.back()].empty()) {
       return bad(describe(n) + " has no root subshape {}");

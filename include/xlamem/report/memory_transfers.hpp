@@ -10,7 +10,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -50,9 +50,10 @@ namespace detail {
       if (ref.role == hlo::call_role::calls) fused[hlo::index_of(ref.computation)] = true;
     }
   }
-  std::optional<stack_frame_index> frames;  // built at the first transfer: most modules have none
-  std::map<std::string_view, std::int64_t> step;
-  for (std::size_t t = 0; t < schedule.size(); ++t) step.emplace(schedule[t], static_cast<std::int64_t>(t));
+  // Both built at the first transfer: most modules have none, and a schedule of 10^6 steps
+  // must not cost a table of 10^6 names for nothing.
+  std::optional<stack_frame_index> frames;
+  std::unordered_map<std::string_view, std::int64_t> step;
 
   std::vector<memory_transfer> out;
   for (std::size_t c = 0; c < m.computations.size(); ++c) {
@@ -75,8 +76,12 @@ namespace detail {
       const auto a = detail::space_of(*from), b = detail::space_of(*to);
       if (a == b) continue;
       memory_transfer t{in.name, std::string(hlo::name_of(in.opcode)), a, b, detail::bytes_of(*moved), -1, {}};
+      if (!frames) {
+        frames.emplace(m);
+        step.reserve(schedule.size());
+        for (std::size_t k = 0; k < schedule.size(); ++k) step.emplace(schedule[k], static_cast<std::int64_t>(k));
+      }
       if (const auto s = step.find(in.name); s != step.end()) t.time = s->second;
-      if (!frames) frames.emplace(m);
       t.source = source_of(*frames, in);
       out.push_back(std::move(t));
     }

@@ -31,6 +31,9 @@ struct plan_request {
   std::string solver = "search";    ///< a row of `packing_solvers`, by name or alias
   std::int64_t alignment = 0;       ///< of temporaries, bytes; 0: the backend's
   double time_limit_seconds = 1.0;  ///< the search's budget per heap
+  /// Also write the plan as XLA's dump table (`memory_report::xla_table`, about 80 bytes per
+  /// value); off leaves it empty.
+  bool xla_table = true;
 };
 
 /// The backend preset, solver and options a request names. @returns `errc::invalid_argument`
