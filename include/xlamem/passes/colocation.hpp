@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -93,28 +94,34 @@ class colocation_analysis {
       }
     }
     // 4. Number the buffers by smallest value.
+    // Values are listed buffer by buffer, each buffer's ascending (counted, then filled).
     a.buffer_of_.assign(nv, 0);
     std::vector<buffer_id> id_of_root(nv, static_cast<buffer_id>(-1));
+    std::size_t buffers = 0;
     for (value_id v = 0; v < nv; ++v) {
       const value_id r = a.find(v);
-      if (id_of_root[r] == static_cast<buffer_id>(-1)) {
-        id_of_root[r] = static_cast<buffer_id>(a.values_.size());
-        a.values_.emplace_back();
-      }
+      if (id_of_root[r] == static_cast<buffer_id>(-1)) id_of_root[r] = static_cast<buffer_id>(buffers++);
       a.buffer_of_[v] = id_of_root[r];
-      a.values_[id_of_root[r]].push_back(v);
     }
+    a.begin_.assign(buffers + 1, 0);
+    for (value_id v = 0; v < nv; ++v) ++a.begin_[a.buffer_of_[v] + 1];
+    for (std::size_t b = 0; b < buffers; ++b) a.begin_[b + 1] += a.begin_[b];
+    a.values_.resize(nv);
+    std::vector<value_id> next(a.begin_.begin(), a.begin_.end() - 1);
+    for (value_id v = 0; v < nv; ++v) a.values_[next[a.buffer_of_[v]]++] = v;
     a.parent_.clear();
     a.parent_.shrink_to_fit();
     return a;
   }
 
   /// Number of buffers.
-  [[nodiscard]] std::size_t buffer_count() const noexcept { return values_.size(); }
+  [[nodiscard]] std::size_t buffer_count() const noexcept { return begin_.empty() ? 0 : begin_.size() - 1; }
   /// The buffer holding value `v`.
   [[nodiscard]] buffer_id buffer_of(value_id v) const { return buffer_of_[v]; }
   /// The values of buffer `b`, ascending.
-  [[nodiscard]] const std::vector<value_id>& values(buffer_id b) const { return values_[b]; }
+  [[nodiscard]] std::span<const value_id> values(buffer_id b) const {
+    return {values_.data() + begin_[b], values_.data() + begin_[b + 1]};
+  }
   /// The module's parameter/output aliases that were applied.
   [[nodiscard]] const std::vector<io_alias>& aliases() const noexcept { return aliases_; }
   /// Whether entry parameter `parameter` at `index` is aliased with an output.
@@ -128,7 +135,8 @@ class colocation_analysis {
  private:
   std::vector<value_id> parent_;
   std::vector<buffer_id> buffer_of_;
-  std::vector<std::vector<value_id>> values_;
+  std::vector<value_id> begin_;   // buffer b's values are values_[begin_[b] .. begin_[b + 1])
+  std::vector<value_id> values_;
   std::vector<io_alias> aliases_;
 
   value_id find(value_id v) {
