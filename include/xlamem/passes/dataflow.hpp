@@ -292,7 +292,7 @@ class dataflow_analysis {
   void index_children(std::size_t n) {
     const auto idx = subshapes(n);
     const std::size_t np = idx.size();
-    if (np <= 1) return;
+    if (np <= 1 || child_table_.size() + 2 * np > max_rows) return;  // past 32-bit offsets: scan
     std::vector<std::uint32_t> parent(np, 0);
     std::vector<std::uint32_t> begin(np + 1, 0);
     std::vector<std::uint32_t> path{0};
