@@ -229,7 +229,7 @@ void svg_merged_cells(std::string& out, const std::vector<layout_rect>& rects, s
     out += "<rect x=\"" + svg_num(x) + "\" y=\"" + svg_num(y) + "\" width=\"" + svg_num(std::max(0.3, x2 - x)) +
            "\" height=\"" + svg_num(std::max(0.3, y2 - y)) + "\" fill=\"hsl(" + std::to_string(hue) + ",60%," +
            std::to_string(light) + "%)\"" + (outline ? " stroke=\"#333\" stroke-width=\"0.4\"" : "") + "><title>" +
-           detail::svg_escape(r.label.size() > o.max_label ? r.label.substr(0, o.max_label) + "..." : r.label) + ": [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "), " +
+           detail::svg_escape(clip(r.label, o.max_label)) + ": [" + std::to_string(r.begin) + ", " + std::to_string(r.end) + "), " +
            std::to_string(r.size) + " B at " + std::to_string(r.offset) + "</title></rect>\n";
   }
   out += "</g>\n";

@@ -82,9 +82,10 @@ namespace xlamem {
   return (w < width ? std::string(width - w, ' ') : std::string()) + std::string(s);
 }
 
-/// `s` cut to `n` bytes with "..." when longer.
+/// `s` cut to `n` bytes with "..." when longer (no room for "..." below 4 bytes: just cut).
 [[nodiscard]] inline std::string clip(std::string_view s, std::size_t n) {
-  return s.size() <= n ? std::string(s) : std::string(s.substr(0, n - 3)) + "...";
+  if (s.size() <= n) return std::string(s);
+  return n <= 3 ? std::string(s.substr(0, n)) : std::string(s.substr(0, n - 3)) + "...";
 }
 
 /// `s` without trailing spaces.

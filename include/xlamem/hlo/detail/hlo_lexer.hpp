@@ -114,14 +114,9 @@ class hlo_lexer {
   }
 
   bool expect(char c, const char* context) {
-    if (!ws()) return false;
-    if (peek() != c) {
-      return fail(p_, std::string("expected '") + c + "' " + context + ", found " + found(p_));
-    }
-    ++p_;
-    return true;
+    return expect(c, [context] { return std::string(context); });
   }
-  /// `expect` with a context that is made only when it is missing (quoting a name for every
+  /// `expect` with a context that is made only when `c` is missing (quoting a name for every
   /// instruction read would cost more than reading it).
   template <class Context>
     requires std::is_invocable_r_v<std::string, Context>
