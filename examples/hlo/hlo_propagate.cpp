@@ -46,12 +46,13 @@ int main(int argc, char** argv) {
   }
   std::printf("%zu instructions, %zu values\n", analysis->instruction_count(), analysis->values().size());
   for (const auto& v : analysis->values()) {
-    if (v.positions.size() < 2) continue;
+    const auto positions = analysis->positions(v.id);
+    if (positions.size() < 2) continue;
     std::printf("value %u defined by %%%s is also seen at:", v.id, (*m)[v.defining.instruction].name.c_str());
-    for (std::size_t k = 1; k < v.positions.size(); ++k) {
+    for (std::size_t k = 1; k < positions.size(); ++k) {
       std::string index;
-      xlamem::hlo::append_shape_index(index, v.positions[k].index);
-      std::printf(" %%%s%s", (*m)[v.positions[k].instruction].name.c_str(), index.c_str());
+      xlamem::hlo::append_shape_index(index, positions[k].index);
+      std::printf(" %%%s%s", (*m)[positions[k].instruction].name.c_str(), index.c_str());
     }
     std::printf("\n");
   }

@@ -34,16 +34,15 @@ ENTRY e {
     CHECK_FALSE(a->value_defined_at(T, {0}).has_value());
     CHECK_FALSE(a->value_defined_at(G, {}).has_value());
     CHECK(a->values().size() == 4);  // a, b, the tuple table, n
-    const auto& val = a->get(*vb);
-    CHECK(val.positions.size() == 3);
-    CHECK(val.positions[0] == analysis::position{B, {}});
+    CHECK(a->positions(*vb).size() == 3);
+    CHECK(a->positions(*vb)[0] == analysis::position{B, {}});
     // The tuple does not use b (it forwards it); negate does, through the gte.
-    REQUIRE(val.uses.size() == 1);
-    CHECK(val.uses[0].instruction == N);
+    REQUIRE(a->uses(*vb).size() == 1);
+    CHECK(a->uses(*vb)[0].instruction == N);
     // The gte reads the tuple table.
     const auto& table = a->get(*a->value_defined_at(T, {}));
-    REQUIRE(table.uses.size() == 1);
-    CHECK(table.uses[0].instruction == G);
+    REQUIRE(a->uses(table.id).size() == 1);
+    CHECK(a->uses(table.id)[0].instruction == G);
     CHECK(table.is_tuple);
     CHECK(table.bytes == 16);
     CHECK(a->get(*a->value_defined_at(A, {})).bytes == 16);
@@ -321,7 +320,7 @@ ENTRY e {
     for (std::size_t v = 0; v < a->values().size(); ++v) CHECK(a->values()[v].id == v);
     // No value is the removed phi: every position of w2{1} holds w1's phi, and it is used by w2.
     bool used_by_w2 = false;
-    for (const auto& u : a->get(*phi).uses) used_by_w2 = used_by_w2 || u.instruction == W2;
+    for (const auto& u : a->uses(*phi)) used_by_w2 = used_by_w2 || u.instruction == W2;
     CHECK(used_by_w2);
   }
 
@@ -498,8 +497,8 @@ ENTRY e {
     CHECK(sf.calls[0].binding == call_binding::fusion);
     // The fusion uses p; the fused parameter's value is used by the dus.
     const auto& vp = a->get(*a->value_defined_at(find(m, "e", "p"), {}));
-    REQUIRE(vp.uses.size() == 1);
-    CHECK(vp.uses[0].instruction == F);
+    REQUIRE(a->uses(vp.id).size() == 1);
+    CHECK(a->uses(vp.id)[0].instruction == F);
   }
 
   TEST_CASE("copy-start / copy-done and copy of a tuple forward what XLA forwards") {
@@ -523,13 +522,14 @@ ENTRY e {
     // copy-done reads the buffer it forwards; the tuple and the copy of a tuple do not. The
     // source stays in use until copy-done (as in XLA, which keeps it alive until then).
     const auto& dest = a->get(*a->value_defined_at(CS, {0}));
-    REQUIRE(dest.uses.size() == 1);
-    CHECK(dest.uses[0].instruction == CD);
+    REQUIRE(a->uses(dest.id).size() == 1);
+    CHECK(a->uses(dest.id)[0].instruction == CD);
     const auto& src = a->get(*a->value_defined_at(V, {}));
-    REQUIRE(src.uses.size() == 2);
-    CHECK(src.uses[0].instruction == CS);
-    CHECK(src.uses[1].instruction == CD);
-    CHECK(src.uses[1].operand_index == shape_index{1});
+    const auto src_uses = a->uses(src.id);
+    REQUIRE(src_uses.size() == 2);
+    CHECK(src_uses[0].instruction == CS);
+    CHECK(src_uses[1].instruction == CD);
+    CHECK(src_uses[1].operand_index == shape_index{1});
   }
 
   TEST_CASE("every real module analyses; instruction numbers are dense and in order") {
@@ -548,8 +548,8 @@ ENTRY e {
         }
       }
       for (const auto& v : a->values()) {
-        REQUIRE_FALSE(v.positions.empty());
-        CHECK(v.positions[0] == v.defining);
+        REQUIRE_FALSE(a->positions(v.id).empty());
+        CHECK(a->positions(v.id)[0] == v.defining);
       }
     }
   }

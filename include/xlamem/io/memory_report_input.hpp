@@ -67,8 +67,10 @@ inline constexpr std::string_view module_suffix = "after_optimizations.txt";
                                                                const report::plan_request& r) {
   auto plan = report::plan_module(m, name, r);
   if (!plan) return plan.error();
-  auto out = report::report_of(m, *plan, name);
-  if (r.xla_table) out.xla_table = buffer_assignment_text(m, plan->plan);
+  // XLA's table first: the report takes the plan and lets it go before it is built.
+  std::string table = r.xla_table ? buffer_assignment_text(m, plan->plan) : std::string();
+  auto out = report::report_of(m, std::move(*plan), name);
+  out.xla_table = std::move(table);
   return out;
 }
 /// The report of HLO module text `text`, planned as `r` says; `name` names it in messages.

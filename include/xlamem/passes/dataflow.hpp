@@ -83,7 +83,8 @@ class dataflow_analysis {
     shape_index operand_index;
     friend bool operator==(const use&, const use&) = default;
   };
-  /// A value: defined once, seen at `positions` (the first is the defining one), read by `uses`.
+  /// A value: defined once, seen at `positions(id)` (the first is the defining one), read by
+  /// `uses(id)` (both stored back to back for all values, not per value).
   struct value {
     value_id id = 0;
     bool is_tuple = false;      ///< a tuple's pointer table
@@ -91,8 +92,6 @@ class dataflow_analysis {
     position defining;
     std::vector<value_id> phi_inputs;  ///< for a phi: the values flowing into it, ascending
     std::uint64_t bytes = 0;    ///< from the defining subshape
-    std::vector<position> positions;
-    std::vector<use> uses;
   };
   /// An instruction calling a computation, with the binding.
   struct call_site {
@@ -204,6 +203,15 @@ class dataflow_analysis {
   // ---- values ----
   [[nodiscard]] const std::vector<value>& values() const noexcept { return values_; }
   [[nodiscard]] const value& get(value_id v) const { return values_[v]; }
+  /// Where value `v` appears: its defining position first, then the others by instruction
+  /// number and subshape.
+  [[nodiscard]] std::span<const position> positions(value_id v) const {
+    return {positions_.data() + position_begin_[v], positions_.data() + position_begin_[v + 1]};
+  }
+  /// The instructions reading value `v`, by instruction number, operand and subshape.
+  [[nodiscard]] std::span<const use> uses(value_id v) const {
+    return {uses_.data() + use_begin_[v], uses_.data() + use_begin_[v + 1]};
+  }
 
   /// The value set at instruction number `n`, subshape `index`; empty for a missing index.
   [[nodiscard]] const std::vector<value_id>& value_set(std::size_t n, const shape_index& index) const {
@@ -338,6 +346,10 @@ class dataflow_analysis {
   std::vector<std::uint32_t> child_table_;  // see index_children
   std::vector<comp_data> comps_;
   std::vector<value> values_;
+  // Positions and uses of value v: positions_[position_begin_[v] .. position_begin_[v + 1]), and so uses.
+  std::vector<std::size_t> position_begin_, use_begin_;
+  std::vector<position> positions_;
+  std::vector<use> uses_;
   std::vector<value_id> empty_;
   // Numbering for graphs without dense numbers, or a map from the graph's numbers to ours.
   std::unordered_map<instruction_type, std::size_t> instr_number_;
@@ -630,9 +642,9 @@ class dataflow_analysis {
         if (defined_[p] == no_value) sets_[p].clear();
       }
     }
-    // What propagation needed and nothing after it reads.
-    dependents_ = {};
-    visited_ = {};
+    // What propagation needed and nothing after it reads (`= {}` would keep the capacity).
+    std::vector<std::vector<std::size_t>>().swap(dependents_);
+    std::vector<std::uint8_t>().swap(visited_);
     if (!options_.ssa_form) return {};
     removed.resize(values_.size(), 0);
     number_phis_by_position(removed);
@@ -656,33 +668,50 @@ class dataflow_analysis {
     return {};
   }
 
-  // Phase 5: every value's positions (its defining one first) and uses.
+  // Phase 5: every value's positions (its defining one first) and uses, each counted per
+  // value first, then stored back to back.
   void record_positions_and_uses() {
-    for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      const auto handle = instrs_[n].handle;
-      for (std::size_t p = first_sub_[n]; p < first_sub_[n + 1]; ++p) {
-        for (auto v : sets_[p]) {
-          if (defined_[p] == v) {
-            values_[v].positions.insert(values_[v].positions.begin(), {handle, sub_index_[p]});
-          } else {
-            values_[v].positions.push_back({handle, sub_index_[p]});
+    const std::size_t nv = values_.size();
+    // Positions: count, then fill, the defining ones in a first sweep so that each comes first.
+    position_begin_.assign(nv + 1, 0);
+    for (std::size_t p = 0; p < sets_.size(); ++p) {
+      for (auto v : sets_[p]) ++position_begin_[v + 1];
+    }
+    for (std::size_t v = 0; v < nv; ++v) position_begin_[v + 1] += position_begin_[v];
+    positions_.resize(position_begin_[nv]);
+    std::vector<std::size_t> next(position_begin_.begin(), position_begin_.end() - 1);
+    for (const bool defining : {true, false}) {
+      for (std::size_t n = 0; n < instrs_.size(); ++n) {
+        for (std::size_t p = first_sub_[n]; p < first_sub_[n + 1]; ++p) {
+          for (auto v : sets_[p]) {
+            if ((defined_[p] == v) == defining) positions_[next[v]++] = position{instrs_[n].handle, sub_index_[p]};
           }
         }
       }
     }
-    for (std::size_t n = 0; n < instrs_.size(); ++n) {
-      const auto handle = instrs_[n].handle;
-      const auto& sem = semantics(n);
-      const auto ops = operands(n);
-      for (std::size_t o = 0; o < ops.size(); ++o) {
-        for (std::size_t p = first_sub_[ops[o]]; p < first_sub_[ops[o] + 1]; ++p) {
-          if (!may_use(sem, o, sub_index_[p])) continue;
-          // (instruction, operand, index) is distinct for each (n, o, p) and a value set holds
-          // each value once, so no use repeats: no search (quadratic for a value with 10^5 uses).
-          for (auto v : sets_[p]) values_[v].uses.push_back(use{handle, o, sub_index_[p]});
+    // Uses: the same, in instruction, operand and subshape order.
+    use_begin_.assign(nv + 1, 0);
+    auto each_use = [&](auto&& f) {
+      for (std::size_t n = 0; n < instrs_.size(); ++n) {
+        const auto& sem = semantics(n);
+        const auto ops = operands(n);
+        for (std::size_t o = 0; o < ops.size(); ++o) {
+          for (std::size_t p = first_sub_[ops[o]]; p < first_sub_[ops[o] + 1]; ++p) {
+            if (!may_use(sem, o, sub_index_[p])) continue;
+            // (instruction, operand, index) is distinct for each (n, o, p) and a value set
+            // holds each value once, so no use repeats.
+            for (auto v : sets_[p]) f(v, n, o, p);
+          }
         }
       }
-    }
+    };
+    each_use([&](value_id v, std::size_t, std::size_t, std::size_t) { ++use_begin_[v + 1]; });
+    for (std::size_t v = 0; v < nv; ++v) use_begin_[v + 1] += use_begin_[v];
+    uses_.resize(use_begin_[nv]);
+    next.assign(use_begin_.begin(), use_begin_.end() - 1);
+    each_use([&](value_id v, std::size_t n, std::size_t o, std::size_t p) {
+      uses_[next[v]++] = use{instrs_[n].handle, o, sub_index_[p]};
+    });
   }
 
   /// Visits every instruction once, then again whenever a set it gathers from has grown.

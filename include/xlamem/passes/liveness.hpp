@@ -373,8 +373,8 @@ class live_range_analysis {
         if (cs.binding != call_binding::async_wrapped || time_[cs.caller] == no_time) continue;
         r.end = std::max(r.end, async_window_end(cs.caller));
       }
-      for (std::size_t k = 1; k < val.positions.size(); ++k) {
-        const std::size_t pn = df_.number(val.positions[k].instruction);
+      for (std::size_t k = 1; k < df_.positions(val.id).size(); ++k) {
+        const std::size_t pn = df_.number(df_.positions(val.id)[k].instruction);
         std::int64_t t = no_time;
         if (df_.is_root(pn)) t = span_[df_.parent_number(pn)].end;
         else t = time_[pn];
@@ -383,7 +383,7 @@ class live_range_analysis {
       if (is_param && c == entry_ && !co_.parameter_has_alias(df_.parameter_number(n), val.defining.index)) {
         r.end = end;
       } else {
-        for (const auto& u : val.uses) {
+        for (const auto& u : df_.uses(val.id)) {
           std::size_t un = df_.number(u.instruction);
           bool skip = false;
           std::optional<std::size_t> body;

@@ -66,8 +66,7 @@ class memory_space_propagator {
     for (const value_id v : set) {
       if (visited_[v] == epoch_) continue;
       visited_[v] = epoch_;
-      const auto& val = a_.get(v);
-      for (const auto& pos : val.positions) {
+      for (const auto& pos : a_.positions(v)) {
         const std::size_t n = a_.number(pos.instruction);
         const auto cur_space = traits::memory_space(std::as_const(g_), pos.instruction, pos.index);
         const auto cur_split = traits::split(std::as_const(g_), pos.instruction, pos.index);
@@ -107,7 +106,7 @@ class memory_space_propagator {
         }
       }
       // Uses by fusions: continue at the fused parameter.
-      for (const auto& u : val.uses) {
+      for (const auto& u : a_.uses(v)) {
         const std::size_t n = a_.number(u.instruction);
         const auto& sem = a_.semantics(n);
         for (const auto& cc : sem.calls) {

@@ -95,11 +95,11 @@ struct timed_plan {
 }
 
 namespace detail {
-/// Every allocation of `a` with XLA's predicates and its values.
-[[nodiscard]] inline std::vector<report_allocation> allocations_of(const hlo::module& m,
-                                                                   const buffer_assignment<hlo::module>& a) {
+/// Every allocation of a plan with XLA's predicates and its values.
+[[nodiscard]] inline std::vector<report_allocation> allocations_of(const hlo::module& m, const plan_facts& f) {
   std::vector<report_allocation> out;
-  for (const auto& al : a.allocations()) {
+  out.reserve(f.allocations.size());
+  for (const auto& al : f.allocations) {
     report_allocation x;
     x.index = static_cast<std::int64_t>(al.index);
     x.size = al.size();
@@ -115,17 +115,29 @@ namespace detail {
     x.is_preallocated_temp = al.flags().is_preallocated_temp();
     x.emulated_copy_of = al.copy_of;
     x.values.reserve(al.values.size());
-    for (const auto& v : al.values) {
-      x.values.push_back({v.value, a.liveness().value_name(m, v.value, false), v.offset, v.size});
-    }
+    for (const auto& v : al.values) x.values.push_back({v.value, f.value_name(m, v.value, false), v.offset, v.size});
     out.push_back(std::move(x));
   }
   return out;
 }
-}  // namespace detail
 
-/// The report of plan `a` of module `m`, read from `file`.
-[[nodiscard]] inline memory_report report_of(const hlo::module& m, const timed_plan& p, std::string_view file) {
+/// The report of a plan from what it takes of the plan: `r` with its header, statistics and
+/// heaps filled, and the plan's facts.
+[[nodiscard]] inline memory_report report_of_facts(const hlo::module& m, memory_report r, const plan_facts& f) {
+  r.timeline = timeline_of(m, f);
+  r.allocations = allocations_of(m, f);
+  r.live_ranges.reserve(f.values.size());
+  for (std::uint32_t v = 0; v < f.values.size(); ++v) {
+    const auto& x = f.values[v];
+    if (!x.has_range) continue;
+    r.live_ranges.push_back({v, f.value_name(m, v, false), x.range.start, x.range.end, static_cast<std::int64_t>(x.bytes)});
+  }
+  r.transfers = memory_transfers_of(m, r.timeline.schedule);
+  return build_report(std::move(r));
+}
+
+/// A report's header, statistics and heaps from plan `p` of module `m`, read from `file`.
+[[nodiscard]] inline memory_report report_head(const hlo::module& m, const timed_plan& p, std::string_view file) {
   const auto& a = p.plan;
   memory_report r;
   r.file = std::string(file);
@@ -135,22 +147,30 @@ namespace detail {
   r.scheduled = m.is_scheduled;
   r.planning_seconds = p.seconds;
   r.stats = a.stats();
-  r.timeline = timeline_of(m, a);
   for (const auto& h : a.heaps()) {
     r.heaps.push_back({static_cast<std::int64_t>(h.allocation), h.color, h.size, h.lower_bound, h.problem.buffers.size(),
                        h.solver});
   }
-  r.allocations = detail::allocations_of(m, a);
-  const auto& la = a.liveness();
-  const auto& df = a.dataflow();
-  r.live_ranges.reserve(df.values().size());
-  for (std::uint32_t v = 0; v < df.values().size(); ++v) {
-    if (!la.has_range(v)) continue;
-    r.live_ranges.push_back({v, la.value_name(m, v, false), la.range(v).start, la.range(v).end,
-                             static_cast<std::int64_t>(df.get(v).bytes)});
+  return r;
+}
+}  // namespace detail
+
+/// The report of plan `p` of module `m`, read from `file`.
+[[nodiscard]] inline memory_report report_of(const hlo::module& m, const timed_plan& p, std::string_view file) {
+  return detail::report_of_facts(m, detail::report_head(m, p, file), facts_of(p.plan));
+}
+
+/// The same, letting the plan go (`p.plan` is moved from) before the report is built, so that
+/// the two are never held at once: for a large module the report then takes about half the
+/// memory at its peak.
+[[nodiscard]] inline memory_report report_of(const hlo::module& m, timed_plan&& p, std::string_view file) {
+  auto head = detail::report_head(m, p, file);
+  plan_facts facts;
+  {
+    const auto plan = std::move(p.plan);  // destroyed at the end of this block
+    facts = facts_of(plan);
   }
-  r.transfers = memory_transfers_of(m, r.timeline.schedule);
-  return build_report(std::move(r));
+  return detail::report_of_facts(m, std::move(head), facts);
 }
 
 }  // namespace xlamem::report

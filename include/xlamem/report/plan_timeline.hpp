@@ -95,21 +95,81 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
   return source_of(stack_frame_index(m), i);
 }
 
-/// The timeline of assignment `a` of module `m`.
-[[nodiscard]] inline memory_timeline timeline_of(const hlo::module& m, const buffer_assignment<hlo::module>& a) {
-  using traits = graph_queries<hlo::module>;
+/// What a report reads of a plan (`buffer_assignment` of an HLO module), taken so that the
+/// plan can be let go before the report is built: a plan of a large module is several times
+/// the report's size (its dataflow, liveness, colocation and packing problems), and holding
+/// both made the report's peak. About 60 bytes per value plus the allocations' value lists.
+/// Refers to the module the plan was made of (which must outlive it).
+struct plan_facts {
+  /// One dataflow value: where it is defined, its bytes and its ranges.
+  struct value_facts {
+    hlo::instruction_id instruction{};
+    std::uint32_t index = 0;  ///< into `indices`: the defining subshape (0: the top level)
+    bool is_tuple = false;
+    bool has_range = false;
+    std::uint64_t bytes = 0;
+    live_range range{};   ///< the liveness range (when `has_range`)
+    live_range in_use{};  ///< `buffer_assignment::range_in_use` (when `has_range`)
+  };
+  std::vector<hlo::instruction_id> sequence;  ///< the schedule, step by step
+  std::int64_t horizon = 1;                   ///< steps, with the end step
+  std::vector<value_facts> values;            ///< by dataflow value id
+  std::vector<shape_index> indices{shape_index{}};  ///< the defining subshapes below the top level
+  std::vector<buffer_allocation> allocations;
+
+  [[nodiscard]] const shape_index& index_of(const value_facts& v) const { return indices[v.index]; }
+  /// `instruction` or `instruction{index}` (the top level's `{}` left out when `omit_empty_index`),
+  /// as `live_range_analysis::value_name` names it.
+  [[nodiscard]] std::string value_name(const hlo::module& m, std::uint32_t v, bool omit_empty_index) const {
+    const auto& x = values[v];
+    std::string s = m[x.instruction].name;
+    if (!(omit_empty_index && x.index == 0)) xlamem::detail::append_shape_index_text(s, indices[x.index]);
+    return s;
+  }
+};
+
+/// The facts of plan `a` a report reads.
+[[nodiscard]] inline plan_facts facts_of(const buffer_assignment<hlo::module>& a) {
   const auto& la = a.liveness();
   const auto& df = a.dataflow();
+  plan_facts f;
+  f.horizon = la.end_time() + 1;
+  f.sequence.reserve(la.sequence().size());
+  for (const auto n : la.sequence()) f.sequence.push_back(df.instruction(n));
+  f.values.resize(df.values().size());
+  for (std::uint32_t v = 0; v < df.values().size(); ++v) {
+    const auto& value = df.get(v);
+    auto& x = f.values[v];
+    x.instruction = value.defining.instruction;
+    if (!value.defining.index.empty()) {
+      x.index = static_cast<std::uint32_t>(f.indices.size());
+      f.indices.push_back(value.defining.index);
+    }
+    x.is_tuple = value.is_tuple;
+    x.bytes = value.bytes;
+    x.has_range = la.has_range(v);
+    if (x.has_range) {
+      x.range = la.range(v);
+      x.in_use = a.range_in_use(v);
+    }
+  }
+  f.allocations = a.allocations();
+  return f;
+}
+
+/// The timeline of a plan from its facts (see `plan_facts`).
+[[nodiscard]] inline memory_timeline timeline_of(const hlo::module& m, const plan_facts& f) {
+  using traits = graph_queries<hlo::module>;
   memory_timeline t;
   t.module = m.name;
   t.host_color = host_memory_space;
-  const std::int64_t horizon = la.end_time() + 1;
+  const std::int64_t horizon = f.horizon;
   const stack_frame_index frames(m);
   t.schedule.reserve(static_cast<std::size_t>(std::max<std::int64_t>(horizon, 0)));
-  t.buffers.reserve(df.values().size() + a.allocations().size());  // a value each, an output copy at most per allocation
-  for (const auto n : la.sequence()) t.schedule.push_back(traits::name(m, df.instruction(n), n));
+  t.buffers.reserve(f.values.size() + f.allocations.size());  // a value each, an output copy at most per allocation
+  for (const auto i : f.sequence) t.schedule.push_back(m[i].name);
   while (static_cast<std::int64_t>(t.schedule.size()) < horizon) t.schedule.emplace_back("(end)");
-  for (const auto& al : a.allocations()) {
+  for (const auto& al : f.allocations) {
     timeline_allocation ta;
     ta.index = static_cast<std::int64_t>(al.index);
     ta.size = al.size();
@@ -120,20 +180,19 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
     // One timeline buffer per value, as XLA's dump lists them: the steps it holds its bytes
     // (`range_in_use`: an entry parameter's value the whole program) and its place.
     for (const auto& x : al.values) {
-      if (!la.has_range(x.value)) continue;
-      const live_range r = a.range_in_use(x.value);
-      const auto& d = df.get(x.value).defining;
+      const auto& v = f.values[x.value];
+      if (!v.has_range) continue;
       timeline_buffer tb;
-      tb.name = la.value_name(m, x.value, !df.get(x.value).is_tuple && d.index.empty());
-      tb.shape = traits::shape_string(m, d.instruction, d.index);
+      tb.name = f.value_name(m, x.value, !v.is_tuple);
+      tb.shape = traits::shape_string(m, v.instruction, f.index_of(v));
       tb.size = x.size;
       tb.kind = ta.kind;
-      tb.start = std::clamp<std::int64_t>(r.start, 0, horizon - 1);
-      tb.end = std::clamp<std::int64_t>(r.end, tb.start, horizon - 1);
+      tb.start = std::clamp<std::int64_t>(v.in_use.start, 0, horizon - 1);
+      tb.end = std::clamp<std::int64_t>(v.in_use.end, tb.start, horizon - 1);
       tb.allocation = ta.index;
       tb.offset = x.offset;
       tb.color = ta.color;
-      tb.source = source_of(frames, m[d.instruction]);
+      tb.source = source_of(frames, m[v.instruction]);
       t.buffers.push_back(std::move(tb));
     }
     if (al.values.empty() && al.flags().maybe_live_out) {  // an emulated output copy
@@ -148,6 +207,11 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
     }
   }
   return t;
+}
+
+/// The timeline of assignment `a` of module `m`.
+[[nodiscard]] inline memory_timeline timeline_of(const hlo::module& m, const buffer_assignment<hlo::module>& a) {
+  return timeline_of(m, facts_of(a));
 }
 
 }  // namespace xlamem::report

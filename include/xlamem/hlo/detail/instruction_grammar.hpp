@@ -39,6 +39,10 @@ class instruction_grammar : public shape_grammar {
     std::size_t pos;
     std::uint32_t gte_begin = 0;  // compact GTE `%t#1#0`: indices gte_path_[begin, begin + count)
     std::uint32_t gte_count = 0;
+    // Found when it was read (defined above its user, as in nearly every dump): the name's
+    // table slot is then still in cache, not looked up again at the computation's end.
+    bool found = false;
+    instruction_id id{};
   };
   struct pending_call {
     instruction_id instr;
@@ -270,6 +274,10 @@ class instruction_grammar : public shape_grammar {
         ++po.gte_count;
       }
     }
+    if (const instruction_id* found = names_.find(on); found != nullptr) {  // unique in a computation: the end finds the same
+      po.found = true;
+      po.id = *found;
+    }
     ops_.push_back(po);
     return true;
   }
@@ -436,7 +444,7 @@ class instruction_grammar : public shape_grammar {
       operands.reserve(ops_begin_[k + 1] - ops_begin_[k]);
       for (std::uint32_t oq = ops_begin_[k]; oq < ops_begin_[k + 1]; ++oq) {
         const pending_operand& o = ops_[oq];
-        const instruction_id* found_operand = names_.find(o.name);
+        const instruction_id* found_operand = o.found ? &o.id : names_.find(o.name);
         if (found_operand == nullptr) {
           return fail(o.pos, "unknown operand " + quoted(o.name) + " in computation " + quoted(m_[cid].name));
         }
