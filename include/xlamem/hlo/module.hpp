@@ -19,6 +19,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -173,18 +174,53 @@ struct computation_ref {
   friend bool operator==(const computation_ref&, const computation_ref&) = default;
 };
 
+/// Text most instructions leave empty (a constant's literal, async sugar as written), kept out
+/// of line: 8 bytes in every instruction instead of a 32-byte string. Reads as a
+/// `std::string_view`; copies and compares by value; an empty text holds nothing.
+class rare_text {
+ public:
+  rare_text() = default;
+  rare_text(std::string s) { *this = std::move(s); }  // NOLINT: as a string member was set
+  rare_text(const rare_text& o) : text_(o.text_ ? std::make_unique<std::string>(*o.text_) : nullptr) {}
+  rare_text(rare_text&&) noexcept = default;
+  rare_text& operator=(const rare_text& o) {
+    if (this != &o) *this = rare_text(o);
+    return *this;
+  }
+  rare_text& operator=(rare_text&&) noexcept = default;
+  rare_text& operator=(std::string s) {
+    if (s.empty()) text_.reset();
+    else text_ = std::make_unique<std::string>(std::move(s));
+    return *this;
+  }
+  ~rare_text() = default;
+
+  [[nodiscard]] bool empty() const noexcept { return !text_; }
+  [[nodiscard]] const std::string& str() const noexcept { return text_ ? *text_ : none(); }
+  operator std::string_view() const noexcept { return str(); }  // NOLINT: reads as text
+  friend bool operator==(const rare_text& a, const rare_text& b) noexcept { return a.str() == b.str(); }
+  friend bool operator==(const rare_text& a, std::string_view b) noexcept { return a.str() == b; }
+
+ private:
+  std::unique_ptr<std::string> text_;
+  static const std::string& none() noexcept {
+    static const std::string empty;
+    return empty;
+  }
+};
+
 /// One instruction. `operands`, `users`, `calls`, `parameter_number` and `tuple_index` are
 /// derived from the text; `attributes` keep everything else verbatim.
 struct instruction {
   // Small members last, side by side: a module of 10^6 instructions holds 10^6 of these.
   std::string name;                     ///< without the `%`
-  std::string opcode_spelling;          ///< async sugar as written (`custom-call-start`), else empty
   hlo::shape shape;
   std::vector<instruction_id> operands;
   std::vector<instruction_id> users;    ///< each user once, in order of first use
   std::vector<attribute> attributes;    ///< in text order
   std::vector<computation_ref> calls;   ///< computations named by the attributes
-  std::string literal;                  ///< the text inside `constant(...)`
+  rare_text literal;                    ///< the text inside `constant(...)`
+  rare_text opcode_spelling;            ///< async sugar as written (`custom-call-start`), else empty
   std::int64_t parameter_number = -1;   ///< for `parameter(N)`
   std::int64_t tuple_index = -1;        ///< for get-tuple-element `index=`
   computation_id parent{};

@@ -46,12 +46,12 @@ inline void append_instruction(std::string& out, const module& m, instruction_id
   append_shape(out, in.shape);
   out += ' ';
   if (in.opcode_spelling.empty()) out += name_of(in.opcode);
-  else out += in.opcode_spelling;
+  else out += in.opcode_spelling.str();
   out += '(';
   if (in.opcode == opcodes::parameter) {
     detail::append_int(out, in.parameter_number);
   } else if (in.opcode == opcodes::constant) {
-    out += in.literal;
+    out += in.literal.str();
   } else {
     for (std::size_t k = 0; k < in.operands.size(); ++k) {
       if (k) out += ", ";

@@ -61,6 +61,15 @@ struct dataflow_options {
   bool ssa_form = false;
 };
 
+/// The sorted value ids at one position: a view into the analysis that made it (valid as
+/// long as it), comparable with another set or a vector.
+class value_set_view : public std::span<const std::uint32_t> {
+ public:
+  using std::span<const std::uint32_t>::span;
+  friend bool operator==(value_set_view a, value_set_view b) { return std::ranges::equal(a, b); }
+  friend bool operator==(value_set_view a, const std::vector<std::uint32_t>& b) { return std::ranges::equal(a, b); }
+};
+
 /// Values, positions and uses of a graph. See the file comment for the rules.
 template <graph G>
 class dataflow_analysis {
@@ -214,20 +223,22 @@ class dataflow_analysis {
   }
 
   /// The value set at instruction number `n`, subshape `index`; empty for a missing index.
-  [[nodiscard]] const std::vector<value_id>& value_set(std::size_t n, const shape_index& index) const {
+  [[nodiscard]] value_set_view value_set(std::size_t n, const shape_index& index) const {
     const auto k = find_index(n, index);
-    return k ? sets_[first_sub_[n] + *k] : empty_;
+    if (!k) return {};
+    const std::size_t p = first_sub_[n] + *k;
+    return {set_values_.data() + set_begin_[p], set_values_.data() + set_begin_[p + 1]};
   }
   /// The handle forms below exist only when handles are not `std::size_t` (for such graphs the
   /// dense-number forms take `number(i)`).
-  [[nodiscard]] const std::vector<value_id>& value_set(instruction_type i, const shape_index& index) const
+  [[nodiscard]] value_set_view value_set(instruction_type i, const shape_index& index) const
     requires(!std::is_same_v<instruction_type, std::size_t>)
   {
     return value_set(number(i), index);
   }
   /// The one value at a position, or nullopt when there are none or several.
   [[nodiscard]] std::optional<value_id> unique_value_at(std::size_t n, const shape_index& index) const {
-    const auto& s = value_set(n, index);
+    const auto s = value_set(n, index);
     if (s.size() != 1) return std::nullopt;
     return s.front();
   }
@@ -342,7 +353,7 @@ class dataflow_analysis {
   std::vector<subshape_facts> sub_info_;
   std::vector<split_config> splits_;
   std::vector<value_id> defined_;
-  std::vector<std::vector<value_id>> sets_;
+  std::vector<std::vector<value_id>> sets_;  // while the analysis runs
   std::vector<std::uint32_t> child_table_;  // see index_children
   std::vector<comp_data> comps_;
   std::vector<value> values_;
@@ -350,7 +361,9 @@ class dataflow_analysis {
   std::vector<std::size_t> position_begin_, use_begin_;
   std::vector<position> positions_;
   std::vector<use> uses_;
-  std::vector<value_id> empty_;
+  // After the analysis, the value set of subshape p: set_values_[set_begin_[p] .. set_begin_[p + 1]).
+  std::vector<std::size_t> set_begin_;
+  std::vector<value_id> set_values_;
   // Numbering for graphs without dense numbers, or a map from the graph's numbers to ours.
   std::unordered_map<instruction_type, std::size_t> instr_number_;
   std::vector<std::size_t> dense_number_;  // graph's number -> ours (dense graphs)
@@ -410,7 +423,18 @@ class dataflow_analysis {
     define_values();
     if (auto r = propagate_to_fixed_point(); !r) return r;
     record_positions_and_uses();
+    pack_value_sets();
     return {};
+  }
+
+  // The value sets back to back: a vector per subshape (a heap block each, 10^6 of them for a
+  // module of 10^6 instructions) is what propagation needs, not what is kept.
+  void pack_value_sets() {
+    set_begin_.assign(sets_.size() + 1, 0);
+    for (std::size_t p = 0; p < sets_.size(); ++p) set_begin_[p + 1] = set_begin_[p] + sets_[p].size();
+    set_values_.reserve(set_begin_.back());
+    for (const auto& set : sets_) set_values_.insert(set_values_.end(), set.begin(), set.end());
+    std::vector<std::vector<value_id>>().swap(sets_);
   }
 
   // Our number of instruction `i`, or nullopt when it is not in the graph.

@@ -50,26 +50,29 @@ struct usage_piece {
   return !is_constant && !is_thread_local && !is_host;
 }
 
-/// The bytes one allocation uses over time, as pieces of constant use (steps of no use left
-/// out). `values` point at anything with `start`, `end`, `offset` and `size` members
-/// (`placed_value`, the report's timeline buffers). Steps are clamped to `[0, horizon)`.
+/// The bytes one allocation uses over time, as pieces of constant use, each as long as the use
+/// stays the same (steps of no use left out). `values` point at anything with `start`, `end`,
+/// `offset` and `size` members (`placed_value`, the report's timeline buffers); there are
+/// fewer than 2^32 of them (values of one allocation, each from an input of at least as many
+/// bytes). Steps are clamped to `[0, horizon)`.
 template <class Value>
 [[nodiscard]] std::vector<usage_piece> allocation_usage(const std::vector<const Value*>& values, bool is_heap,
                                                         std::int64_t horizon) {
-  struct event {
+  struct event {  // 16 bytes: an allocation of 10^6 values sorts 2 x 10^6 of them
     std::int64_t time;
-    int delta;  // +1 starts, -1 ends
-    const Value* value;
+    std::uint32_t value;  // index into `values`
+    std::int32_t delta;   // +1 starts, -1 ends
   };
   std::vector<event> events;
   events.reserve(2 * values.size());
-  for (const auto* b : values) {
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const auto* b = values[k];
     if (b->size <= 0) continue;
     const auto s = std::clamp<std::int64_t>(b->start, 0, horizon - 1);
     const auto e = std::min(std::max(b->end, b->start), horizon - 1);
     if (e < s) continue;
-    events.push_back({s, +1, b});
-    events.push_back({e + 1, -1, b});
+    events.push_back({s, static_cast<std::uint32_t>(k), +1});
+    events.push_back({e + 1, static_cast<std::uint32_t>(k), -1});
   }
   std::sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
 
@@ -78,8 +81,8 @@ template <class Value>
   std::vector<std::int64_t> bounds;
   if (is_heap) {
     for (const auto& ev : events) {
-      bounds.push_back(ev.value->offset);
-      bounds.push_back(ev.value->offset + ev.value->size);
+      bounds.push_back(values[ev.value]->offset);
+      bounds.push_back(values[ev.value]->offset + values[ev.value]->size);
     }
     std::sort(bounds.begin(), bounds.end());
     bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
@@ -112,7 +115,7 @@ template <class Value>
   for (std::size_t i = 0; i < events.size();) {
     const std::int64_t time = events[i].time;
     for (; i < events.size() && events[i].time == time; ++i) {
-      const auto* b = events[i].value;
+      const auto* b = values[events[i].value];
       if (is_heap) {
         update(update, 1, 0, stretches, stretch_of(b->offset), stretch_of(b->offset + b->size), events[i].delta);
       } else if (events[i].delta > 0) {
@@ -123,7 +126,12 @@ template <class Value>
     }
     const std::int64_t bytes = is_heap ? (stretches > 0 ? covered[1] : 0) : (live_sizes.empty() ? 0 : *live_sizes.rbegin());
     const std::int64_t until = i < events.size() ? events[i].time - 1 : horizon - 1;
-    if (bytes > 0 && time <= until && time < horizon) out.push_back({time, std::min(until, horizon - 1), bytes});
+    if (bytes <= 0 || time > until || time >= horizon) continue;
+    if (!out.empty() && out.back().end + 1 == time && out.back().bytes == bytes) {
+      out.back().end = std::min(until, horizon - 1);  // the same use goes on: one piece
+    } else {
+      out.push_back({time, std::min(until, horizon - 1), bytes});
+    }
   }
   return out;
 }

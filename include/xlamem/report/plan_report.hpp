@@ -122,8 +122,8 @@ namespace detail {
 }
 
 /// The report of a plan from what it takes of the plan: `r` with its header, statistics and
-/// heaps filled, and the plan's facts.
-[[nodiscard]] inline memory_report report_of_facts(const hlo::module& m, memory_report r, const plan_facts& f) {
+/// heaps filled, and the plan's facts (let go before the peak search).
+[[nodiscard]] inline memory_report report_of_facts(const hlo::module& m, memory_report r, plan_facts f) {
   r.timeline = timeline_of(m, f);
   r.allocations = allocations_of(m, f);
   r.live_ranges.reserve(f.values.size());
@@ -132,6 +132,7 @@ namespace detail {
     if (!x.has_range) continue;
     r.live_ranges.push_back({v, f.value_name(m, v, false), x.range.start, x.range.end, static_cast<std::int64_t>(x.bytes)});
   }
+  f = plan_facts{};
   r.transfers = memory_transfers_of(m, r.timeline.schedule);
   return build_report(std::move(r));
 }
@@ -170,7 +171,7 @@ namespace detail {
     const auto plan = std::move(p.plan);  // destroyed at the end of this block
     facts = facts_of(plan);
   }
-  return detail::report_of_facts(m, std::move(head), facts);
+  return detail::report_of_facts(m, std::move(head), std::move(facts));
 }
 
 }  // namespace xlamem::report
