@@ -32,8 +32,8 @@ TEST_SUITE("hlo/shape") {
     auto s = hlo::parse_shape("s32[6]{0:T(128)S(1)SC(0:3)}");
     REQUIRE(s.has_value());
     CHECK(s->layout.memory_space == 1);
-    REQUIRE(s->layout.split_configs.size() == 1);
-    CHECK(s->layout.split_configs[0] == split_config{0, {3}});
+    REQUIRE(s->layout.details().split_configs.size() == 1);
+    CHECK(s->layout.details().split_configs[0] == split_config{0, {3}});
     CHECK(s->layout.details().tiles == std::vector<std::vector<std::int64_t>>{{128}});
   }
 

@@ -316,12 +316,12 @@ ENTRY %main (k: s32[], a: f32[256]) -> f32[256] {
     const auto c = df.unique_value_at(df.number(*m.find_instruction("main", "c")), {});
     REQUIRE(c.has_value());
     CHECK(df.get(*c).is_phi);
-    CHECK(df.get(*c).phi_inputs.size() == 2);
+    CHECK(df.phi_inputs(*c).size() == 2);
     // Schedule: k a | p0 n0 | p1 big n1 | c r. n0 ends where its branch ends (time 4), so it
     // no longer overlaps the second branch, whose values may take its place.
-    CHECK(la->range(df.get(*c).phi_inputs[0]) == live_range{3, 4});
+    CHECK(la->range(df.phi_inputs(*c)[0]) == live_range{3, 4});
     CHECK(la->range(*c) == live_range{7, 8});
-    CHECK(la->colocation().buffer_of(*c) == la->colocation().buffer_of(df.get(*c).phi_inputs[1]));
+    CHECK(la->colocation().buffer_of(*c) == la->colocation().buffer_of(df.phi_inputs(*c)[1]));
   }
 
   TEST_CASE("an input_output_alias naming a missing parameter is an error") {

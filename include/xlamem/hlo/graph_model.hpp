@@ -15,6 +15,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "xlamem/graph/graph_queries.hpp"
@@ -94,7 +95,7 @@ struct graph_traits<hlo::module> {
       info.bytes = s.byte_size();
       if (s.has_layout) {
         info.memory_space = s.layout.memory_space;
-        if (!s.layout.split_configs.empty()) info.split = s.layout.split_configs.front();
+        if (const auto& sc = s.layout.details().split_configs; !sc.empty()) info.split = sc.front();
       }
       f(index, static_cast<const subshape_info&>(info));
     });
@@ -120,8 +121,8 @@ struct graph_traits<hlo::module> {
   }
   static std::optional<split_config> split(const hlo::module& m, instruction_type i, const shape_index& index) {
     const hlo::shape* s = m[i].shape.subshape(index);
-    if (s == nullptr || !s->has_layout || s->layout.split_configs.empty()) return std::nullopt;
-    return s->layout.split_configs.front();
+    if (s == nullptr || !s->has_layout || s->layout.details().split_configs.empty()) return std::nullopt;
+    return s->layout.details().split_configs.front();
   }
   static void set_memory_space(hlo::module& m, instruction_type i, const shape_index& index, std::int64_t space) {
     hlo::shape* s = m[i].shape.subshape(index);
@@ -136,8 +137,11 @@ struct graph_traits<hlo::module> {
     if (s == nullptr || !s->is_array()) return;
     if (!sc && !s->has_layout) return;
     s->ensure_layout();
-    s->layout.split_configs.clear();
-    if (sc) s->layout.split_configs.push_back(*sc);
+    if (sc) {
+      s->layout.details().split_configs.assign(1, *sc);
+    } else if (!std::as_const(s->layout).details().split_configs.empty()) {  // none: allocate no details
+      s->layout.details().split_configs.clear();
+    }
   }
 
   // ---- planning questions (graph/graph_queries.hpp), with XLA's rules ----

@@ -197,7 +197,7 @@ struct memory_space_leaf {
       for_each_subshape(in.shape, [&](const shape_index& index, const shape& s) {
         if (s.is_tuple()) return;
         memory_space_leaf leaf{c.name, in.name, index, s.has_layout ? s.layout.memory_space : 0, std::nullopt};
-        if (s.has_layout && !s.layout.split_configs.empty()) leaf.split = s.layout.split_configs.front();
+        if (s.has_layout && !s.layout.details().split_configs.empty()) leaf.split = s.layout.details().split_configs.front();
         out.push_back(std::move(leaf));
       });
     }

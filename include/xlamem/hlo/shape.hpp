@@ -111,8 +111,8 @@ inline constexpr std::array<element_type_entry, 35> element_types{{
 /// Tile dimension printed as `*` (XLA's combine dimension).
 inline constexpr std::int64_t combine_dimension = INT64_MIN;
 
-/// The parts of a layout that sparse, tiled and physical layouts write and nothing in memory
-/// planning reads: kept out of line (`layout::details`), so that the usual layout stays small.
+/// The parts of a layout that sparse, tiled, physical and split layouts write and most layouts
+/// leave out: kept out of line (`layout::details`), so that the usual layout stays small.
 struct layout_details {
   std::string dim_level_types;                   ///< D(D,C+,S~) of sparse layouts, kept as text
   std::vector<std::vector<std::int64_t>> tiles;  ///< T(8,128)(2,1); `*` is combine_dimension
@@ -121,6 +121,7 @@ struct layout_details {
   element_type pointer_type = element_type::invalid;  ///< *(s64)
   std::string physical_shape;                    ///< P(...) kept as text
   std::int64_t dynamic_metadata_prefix_bytes = 0;  ///< M(n)
+  std::vector<split_config> split_configs;       ///< SC(d:i,...) each
 
   friend bool operator==(const layout_details&, const layout_details&) = default;
   /// Whether every part is at its default (nothing to print).
@@ -133,12 +134,10 @@ struct layout {
   std::vector<std::int64_t> minor_to_major;
   std::int64_t element_size_bits = 0;            ///< E(n): sub-byte packing
   std::int64_t memory_space = 0;                 ///< S(n)
-  std::vector<split_config> split_configs;       ///< SC(d:i,...) each
 
   layout() = default;
   layout(const layout& o)
       : minor_to_major(o.minor_to_major), element_size_bits(o.element_size_bits), memory_space(o.memory_space),
-        split_configs(o.split_configs),
         details_(o.details_ ? std::make_unique<layout_details>(*o.details_) : nullptr) {}
   layout(layout&&) noexcept = default;
   layout& operator=(const layout& o) {
@@ -158,7 +157,7 @@ struct layout {
 
   friend bool operator==(const layout& a, const layout& b) {
     return a.minor_to_major == b.minor_to_major && a.element_size_bits == b.element_size_bits &&
-           a.memory_space == b.memory_space && a.split_configs == b.split_configs && a.details() == b.details();
+           a.memory_space == b.memory_space && a.details() == b.details();
   }
 
  private:
@@ -293,7 +292,7 @@ inline void append_layout(std::string& out, const layout& l) {
     detail::append_int(out, l.minor_to_major[k]);
   }
   const layout_details& d = l.details();
-  const bool extras = !d.empty() || l.element_size_bits != 0 || l.memory_space != 0 || !l.split_configs.empty();
+  const bool extras = !d.empty() || l.element_size_bits != 0 || l.memory_space != 0;
   if (extras) {
     out += ':';
     if (!d.dim_level_types.empty()) {
@@ -338,7 +337,7 @@ inline void append_layout(std::string& out, const layout& l) {
       detail::append_int(out, l.memory_space);
       out += ')';
     }
-    for (const auto& sc : l.split_configs) {
+    for (const auto& sc : d.split_configs) {
       out += "SC(";
       detail::append_int(out, sc.dimension);
       out += ':';

@@ -59,7 +59,8 @@ class colocation_analysis {
     }
     // 1b. A phi (SSA form) and the values flowing into it.
     for (const auto& val : df.values()) {
-      for (auto w : val.phi_inputs) a.unite(val.id, w);
+      if (!val.is_phi) continue;
+      for (auto w : df.phi_inputs(val.id)) a.unite(val.id, w);
     }
     // 2. In-place updates.
     for (std::size_t n = 0; n < df.instruction_count(); ++n) {

@@ -13,7 +13,7 @@
 ///   condition parameters and a conditional's output define a phi value at every subshape
 ///   where more than one value would meet (the loop-carried state, the branch results); a
 ///   subshape where one value meets (a loop invariant) still forwards it. A phi's inputs are
-///   the values that flow into it (`phi_inputs`); colocation keeps them in one buffer, and
+///   the values that flow into it (`phi_inputs(v)`); colocation keeps them in one buffer, and
 ///   liveness lets each input end where it flows into the phi instead of living on through
 ///   the loop or past the conditional;
 /// - fusion computations are separate: fused parameters and the fusion output define their own
@@ -99,7 +99,6 @@ class dataflow_analysis {
     bool is_tuple = false;      ///< a tuple's pointer table
     bool is_phi = false;        ///< a phi at a while or conditional join (`ssa_form`)
     position defining;
-    std::vector<value_id> phi_inputs;  ///< for a phi: the values flowing into it, ascending
     std::uint64_t bytes = 0;    ///< from the defining subshape
   };
   /// An instruction calling a computation, with the binding.
@@ -216,6 +215,11 @@ class dataflow_analysis {
   /// number and subshape.
   [[nodiscard]] std::span<const position> positions(value_id v) const {
     return {positions_.data() + position_begin_[v], positions_.data() + position_begin_[v + 1]};
+  }
+  /// For a phi, the values flowing into it, ascending; empty for any other value.
+  [[nodiscard]] value_set_view phi_inputs(value_id v) const {
+    const auto it = phi_inputs_.find(v);
+    return it == phi_inputs_.end() ? value_set_view{} : value_set_view{it->second.data(), it->second.size()};
   }
   /// The instructions reading value `v`, by instruction number, operand and subshape.
   [[nodiscard]] std::span<const use> uses(value_id v) const {
@@ -364,6 +368,7 @@ class dataflow_analysis {
   // After the analysis, the value set of subshape p: set_values_[set_begin_[p] .. set_begin_[p + 1]).
   std::vector<std::size_t> set_begin_;
   std::vector<value_id> set_values_;
+  std::unordered_map<value_id, std::vector<value_id>> phi_inputs_;  // phis only (rare)
   // Numbering for graphs without dense numbers, or a map from the graph's numbers to ours.
   std::unordered_map<instruction_type, std::size_t> instr_number_;
   std::vector<std::size_t> dense_number_;  // graph's number -> ours (dense graphs)
@@ -686,7 +691,7 @@ class dataflow_analysis {
         auto r = gather(n, k, in, changed);
         if (!r) return r;
         in.erase(std::remove(in.begin(), in.end(), v), in.end());
-        values_[v].phi_inputs = std::move(in);
+        phi_inputs_[v] = std::move(in);
       }
     }
     return {};

@@ -287,7 +287,7 @@ class shape_grammar : public hlo_lexer {
       if (more == list_step::error) return false;
       break;
     }
-    l.split_configs.push_back(std::move(sc));
+    l.details().split_configs.push_back(std::move(sc));
     return true;
   }
 
