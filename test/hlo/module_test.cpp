@@ -83,3 +83,24 @@ TEST_SUITE("XLA in-place pairs") {
     CHECK(hlo::detail::in_place_pairs(m, find(m, "e", "deeper")).empty());
   }
 }
+
+TEST_SUITE("hlo/module") {
+  TEST_CASE("rare text: empty holds nothing; reads, copies and compares as its text") {
+    xlamem::hlo::rare_text none;
+    CHECK(none.empty());
+    CHECK(none == "");
+    xlamem::hlo::rare_text lit = std::string("{1, 2}");
+    CHECK_FALSE(lit.empty());
+    CHECK(lit == "{1, 2}");
+    CHECK(lit == std::string("{1, 2}"));
+    CHECK(std::string_view(lit) == "{1, 2}");
+    xlamem::hlo::rare_text copy = lit;
+    CHECK(copy == lit);
+    copy = std::string();
+    CHECK(copy.empty());
+    CHECK(lit == "{1, 2}");  // the copy was deep
+    std::string out = "constant(";
+    out += lit;
+    CHECK(out == "constant({1, 2}");
+  }
+}

@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -199,7 +200,11 @@ class rare_text {
   [[nodiscard]] const std::string& str() const noexcept { return text_ ? *text_ : none(); }
   operator std::string_view() const noexcept { return str(); }  // NOLINT: reads as text
   friend bool operator==(const rare_text& a, const rare_text& b) noexcept { return a.str() == b.str(); }
-  friend bool operator==(const rare_text& a, std::string_view b) noexcept { return a.str() == b; }
+  template <class Text>  // a string, a string_view or a literal, compared as text
+    requires std::convertible_to<const Text&, std::string_view>
+  friend bool operator==(const rare_text& a, const Text& b) noexcept {
+    return std::string_view(a.str()) == std::string_view(b);
+  }
 
  private:
   std::unique_ptr<std::string> text_;

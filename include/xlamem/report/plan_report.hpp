@@ -162,8 +162,8 @@ namespace detail {
 }
 
 /// The same, letting the plan go (`p.plan` is moved from) before the report is built, so that
-/// the two are never held at once: for a large module the report then takes about half the
-/// memory at its peak.
+/// the two are never held at once (for a large module each is hundreds of bytes per
+/// instruction).
 [[nodiscard]] inline memory_report report_of(const hlo::module& m, timed_plan&& p, std::string_view file) {
   auto head = detail::report_head(m, p, file);
   plan_facts facts;
