@@ -210,15 +210,19 @@ def api(root: str, cli: str | None, work: str) -> None:
                          capture_output=True, text=True)
     check(bad.returncode == 3 and bad.stderr.startswith("xlamem plan: error: "), "python -m xlamem: bad input exits 3")
 
-    # Planning releases the GIL: while a worker thread plans the corpus's largest transformer,
-    # this thread keeps running Python (with the GIL held, it could not until the call ended).
-    big = corpus_module(root, work, "transformer_train_step")
+    # Planning releases the GIL: while a worker thread plans a module, this thread keeps running
+    # Python (with the GIL held, it could not until the call ended). The module is a straight
+    # line of 3x10^5 instructions, so that the call lasts far longer than the 10 ms this thread
+    # waits before counting (the corpus's largest transformer now plans in about 10 ms).
+    line = ["HloModule gil_release, is_scheduled=true", "", "ENTRY main {", "  v0 = f32[16]{0} parameter(0)"]
+    line += [f"  v{k} = f32[16]{{0}} negate(v{k - 1})" for k in range(1, 300_000)]
+    long_module = "\n".join(line + ["}", ""])
     done = threading.Event()
     took = [0.0]
 
     def work_thread():
         t0 = time.perf_counter()
-        xlamem.report(big, solver="search", time_limit=0.3)
+        xlamem.report(long_module)
         took[0] = time.perf_counter() - t0
         done.set()
 
@@ -230,6 +234,7 @@ def api(root: str, cli: str | None, work: str) -> None:
         ticks += 1
     worker.join()
     check(ticks > 1000, f"another thread ran while planning ({ticks} loop turns during a {took[0]:.2f} s report)")
+    big = corpus_module(root, work, "transformer_train_step")
     t0 = time.perf_counter()
     xlamem.report(big)
     print(f"report() of transformer_train_step (the corpus's largest transformer, jax 0.12): "
