@@ -1,13 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of the core vocabulary (include/xlamem/*.hpp): error.hpp, align.hpp, version.hpp,
-// checked.hpp and input_file.hpp.
+// checked.hpp, input_file.hpp and compact_vector.hpp.
 #include <doctest/doctest.h>
 
+#include <cstdint>
 #include <memory>
 #include <new>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "support/reliability_helpers.hpp"
+#include "xlamem/compact_vector.hpp"
 #include "xlamem/xlamem.hpp"
 
 TEST_SUITE("core") {
@@ -104,6 +109,47 @@ TEST_SUITE("core") {
     alignas(64) char buf[128];
     CHECK(is_aligned(static_cast<void*>(buf), 64));
     CHECK(align_pointer_up(buf + 1, 64) == buf + 64);
+  }
+
+  TEST_CASE("compact_vector: in place up to 8 bytes, then one heap block; copies, moves, compares") {
+    using ids = xlamem::compact_vector<std::uint32_t>;
+    static_assert(sizeof(ids) == 16 && ids::inline_capacity == 2);
+    ids v;
+    CHECK(v.empty());
+    v.push_back(7);
+    v.push_back(8);
+    CHECK(v.capacity() == 2);  // still in place
+    CHECK(v == std::vector<std::uint32_t>{7, 8});
+    for (std::uint32_t k = 0; k < 1000; ++k) v.push_back(k);
+    REQUIRE(v.size() == 1002);
+    CHECK(v.front() == 7);
+    CHECK(v.back() == 999);
+    CHECK(v[502] == 500);
+    CHECK(v.at(3) == 1);
+    CHECK_THROWS_AS((void)v.at(1002), std::out_of_range);
+    ids copy = v;
+    CHECK(copy == v);
+    copy[0] = 1;
+    CHECK(v[0] == 7);  // deep copy
+    ids moved = std::move(copy);
+    CHECK(moved.size() == 1002);
+    CHECK(copy.empty());  // NOLINT(bugprone-use-after-move): a moved-from vector is empty
+    ids small{1};
+    moved = small;  // heap -> in place by copy
+    CHECK(moved == std::vector<std::uint32_t>{1});
+    small = std::move(v);  // in place <- heap by move
+    CHECK(small.size() == 1002);
+    small.resize(3);
+    CHECK(small == std::vector<std::uint32_t>{7, 8, 0});
+    small.resize(5);
+    CHECK(small == std::vector<std::uint32_t>{7, 8, 0, 0, 0});  // new elements are zero
+    small.clear();
+    CHECK(small.empty());
+    xlamem::compact_vector<std::int64_t> dims{16};
+    CHECK(dims.capacity() == 1);
+    const std::span<const std::int64_t> view = dims;
+    CHECK(view.size() == 1);
+    CHECK(view[0] == 16);
   }
 
   TEST_CASE("version") {

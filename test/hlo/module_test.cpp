@@ -2,6 +2,9 @@
 // Tests of include/xlamem/hlo/module.hpp.
 #include <doctest/doctest.h>
 
+#include <string>
+#include <vector>
+
 #include "support/gpu_helpers.hpp"
 
 TEST_SUITE("XLA in-place pairs") {
@@ -102,5 +105,37 @@ TEST_SUITE("hlo/module") {
     std::string out = "constant(";
     out += lit;
     CHECK(out == "constant({1, 2}");
+  }
+
+  TEST_CASE("attribute list: one block, text order, repeated keys, copies and compares by value") {
+    xlamem::hlo::attribute_list none;
+    CHECK(none.empty());
+    CHECK(none.begin() == none.end());
+    CHECK_FALSE(none.find("metadata").has_value());
+    xlamem::hlo::attribute_list a;
+    a.push_back("metadata", R"({op_name="jit(f)/neg"})");
+    a.push_back("", "");  // empty key and value round-trip too
+    a.push_back("dimensions", "{0}");
+    a.push_back("metadata", "{second}");
+    for (int k = 0; k < 100; ++k) a.push_back("k" + std::to_string(k), std::string(static_cast<std::size_t>(k), 'v'));
+    REQUIRE(a.size() == 104);
+    std::vector<xlamem::hlo::attribute_list::entry> seen(a.begin(), a.end());
+    REQUIRE(seen.size() == 104);
+    CHECK(seen[0] == xlamem::hlo::attribute_list::entry{"metadata", R"({op_name="jit(f)/neg"})"});
+    CHECK(seen[1] == xlamem::hlo::attribute_list::entry{"", ""});
+    CHECK(seen[2].key == "dimensions");
+    CHECK(seen[103].value == std::string(99, 'v'));
+    CHECK(*a.find("metadata") == R"({op_name="jit(f)/neg"})");  // the first of a repeated key
+    CHECK(*a.find("k42") == std::string(42, 'v'));
+    xlamem::hlo::attribute_list copy = a;
+    CHECK(copy == a);
+    copy.push_back("extra", "1");
+    CHECK_FALSE(copy == a);
+    CHECK(a.size() == 104);  // the copy was deep
+    xlamem::hlo::attribute_list moved = std::move(copy);
+    CHECK(moved.size() == 105);
+    CHECK(*moved.find("extra") == "1");
+    moved = a;
+    CHECK(moved == a);
   }
 }

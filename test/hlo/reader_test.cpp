@@ -58,7 +58,7 @@ TEST_SUITE("hlo/reader") {
     REQUIRE(pred.has_value());
     const auto& c = (*pred)[pred->computations[0].root];
     CHECK(c.literal == "true");
-    REQUIRE(c.find_attribute("backend_config") != nullptr);
+    REQUIRE(c.find_attribute("backend_config").has_value());
     CHECK(*c.find_attribute("backend_config") == "\"foo\\\" bar\"");
 
     auto nested = hlo::read_module_file((t / "hlo_parser_test.NestedAliasing.hlo").string());

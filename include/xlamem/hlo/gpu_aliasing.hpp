@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <deque>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -62,7 +63,7 @@ namespace xlamem::hlo::detail {
 
 /// The outputs of fused computation `c`: the root's operands when it is a tuple, else the root.
 [[nodiscard]] inline std::vector<instruction_id> fusion_outputs(const module& m, const computation& c) {
-  if (m[c.root].opcode == opcodes::tuple) return m[c.root].operands;
+  if (m[c.root].opcode == opcodes::tuple) return {m[c.root].operands.begin(), m[c.root].operands.end()};
   return {c.root};
 }
 
@@ -79,10 +80,10 @@ namespace xlamem::hlo::detail {
   return std::nullopt;
 }
 
-[[nodiscard]] inline std::size_t count_of(const std::vector<instruction_id>& v, instruction_id x) {
+[[nodiscard]] inline std::size_t count_of(std::span<const instruction_id> v, instruction_id x) {
   return static_cast<std::size_t>(std::count(v.begin(), v.end(), x));
 }
-[[nodiscard]] inline std::size_t slot_of(const std::vector<instruction_id>& v, instruction_id x) {
+[[nodiscard]] inline std::size_t slot_of(std::span<const instruction_id> v, instruction_id x) {
   return static_cast<std::size_t>(std::find(v.begin(), v.end(), x) - v.begin());
 }
 [[nodiscard]] inline bool effective_scalar(const shape& s) { return s.is_array() && s.element_count() == 1; }
@@ -179,11 +180,11 @@ namespace xlamem::hlo::detail {
 
 /// `beta` of a cuBLAS custom call's `gemm_backend_config` (0 when absent, as in the proto).
 [[nodiscard]] inline double gemm_beta(const instruction& i) {
-  const std::string* config = i.find_attribute("backend_config");
-  if (config == nullptr) return 0.0;
+  const std::optional<std::string_view> config = i.find_attribute("backend_config");
+  if (!config) return 0.0;
   const std::string_view key = "\"beta\":";
   const auto at = config->find(key);
-  if (at == std::string::npos) return 0.0;
+  if (at == std::string_view::npos) return 0.0;
   const std::string number(config->substr(at + key.size(), 32));
   return std::strtod(number.c_str(), nullptr);
 }
@@ -201,8 +202,8 @@ namespace xlamem::hlo::detail {
   if (!operand_index.empty()) return false;
   if (u.opcode == opcodes::all_reduce || u.opcode == opcodes::collective_broadcast) {
     // NCCL reduces and broadcasts in place; NVSHMEM's one-shot all-reduce does not.
-    const auto* config = u.find_attribute("backend_config");
-    if (u.opcode == opcodes::all_reduce && config != nullptr && contains_ignoring_case(*config, "nvshmem")) return false;
+    const auto config = u.find_attribute("backend_config");
+    if (u.opcode == opcodes::all_reduce && config && contains_ignoring_case(*config, "nvshmem")) return false;
     return u.operands.size() == 1 ||
            (user_index.size() == 1 && user_index[0] >= 0 &&
             static_cast<std::size_t>(user_index[0]) < u.operands.size() &&
@@ -211,8 +212,8 @@ namespace xlamem::hlo::detail {
   if (u.opcode == opcodes::custom_call) {
     // cublasLt computes D = alpha*A*B + beta*C and may write D over C (operand 2) when C is
     // read (beta != 0), passed once, and D is output {0}, not the workspace.
-    const std::string* target = u.find_attribute("custom_call_target");
-    if (target != nullptr && *target == "\"__cublas$lt$matmul\"") {
+    const auto target = u.find_attribute("custom_call_target");
+    if (target && *target == "\"__cublas$lt$matmul\"") {
       return gemm_beta(u) != 0.0 && u.operands.size() > 2 && u.operands[2] == operand &&
              count_of(u.operands, operand) == 1 && user_index.size() == 1 && user_index[0] == 0;
     }

@@ -77,10 +77,10 @@ struct graph_traits<hlo::module> {
   }
   static instruction_type root(const hlo::module& m, computation_type c) { return m[c].root; }
   static computation_type parent(const hlo::module& m, instruction_type i) { return m[i].parent; }
-  static const std::vector<hlo::instruction_id>& operands(const hlo::module& m, instruction_type i) {
+  static const compact_vector<hlo::instruction_id>& operands(const hlo::module& m, instruction_type i) {
     return m[i].operands;
   }
-  static const std::vector<hlo::instruction_id>& users(const hlo::module& m, instruction_type i) {
+  static const compact_vector<hlo::instruction_id>& users(const hlo::module& m, instruction_type i) {
     return m[i].users;
   }
   static memory_semantics<computation_type> semantics(const hlo::module& m, instruction_type i) {
@@ -176,8 +176,8 @@ struct graph_traits<hlo::module> {
     if (a->has_layout && b->has_layout && !(a->layout == b->layout)) return false;
     const auto& u = m[user];
     if (u.opcode == hlo::opcodes::fusion) {
-      const std::string* kind = u.find_attribute("kind");
-      if (kind == nullptr || *kind == "kOutput" || !user_index.empty()) return false;
+      const auto kind = u.find_attribute("kind");
+      if (!kind || *kind == "kOutput" || !user_index.empty()) return false;
       return hlo::detail::fusion_is_elementwise_on(m, user, operand);
     }
     // The operand positions of `operand` in the user (XLA's OperandIndices).

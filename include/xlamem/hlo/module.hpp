@@ -28,7 +28,9 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/compact_vector.hpp"
 #include "xlamem/graph/graph_traits.hpp"
+#include "xlamem/hlo/attribute_list.hpp"
 #include "xlamem/hlo/backend.hpp"
 #include "xlamem/hlo/shape.hpp"
 
@@ -220,9 +222,9 @@ struct instruction {
   // Small members last, side by side: a module of 10^6 instructions holds 10^6 of these.
   std::string name;                     ///< without the `%`
   hlo::shape shape;
-  std::vector<instruction_id> operands;
-  std::vector<instruction_id> users;    ///< each user once, in order of first use
-  std::vector<attribute> attributes;    ///< in text order
+  compact_vector<instruction_id> operands;
+  compact_vector<instruction_id> users;  ///< each user once, in order of first use
+  attribute_list attributes;             ///< in text order
   std::vector<computation_ref> calls;   ///< computations named by the attributes
   rare_text literal;                    ///< the text inside `constant(...)`
   rare_text opcode_spelling;            ///< async sugar as written (`custom-call-start`), else empty
@@ -232,12 +234,9 @@ struct instruction {
   hlo::opcode opcode{};
   bool is_root = false;
 
-  /// The verbatim value of attribute `key`, or null.
-  [[nodiscard]] const std::string* find_attribute(std::string_view key) const noexcept {
-    for (const auto& a : attributes) {
-      if (a.key == key) return &a.value;
-    }
-    return nullptr;
+  /// The verbatim value of attribute `key`, or nullopt.
+  [[nodiscard]] std::optional<std::string_view> find_attribute(std::string_view key) const noexcept {
+    return attributes.find(key);
   }
 };
 
@@ -487,8 +486,8 @@ struct in_place_trace {
     if (inputs > 0) one_or_each(inputs);
   } else if (op == opcodes::all_reduce_start) {
     // Not with an NVSHMEM backend, whose one-shot algorithm needs separate buffers.
-    const auto* config = in.find_attribute("backend_config");
-    if (n > 0 && (config == nullptr || !contains_ignoring_case(*config, "nvshmem"))) one_or_each(n);
+    const auto config = in.find_attribute("backend_config");
+    if (n > 0 && (!config || !contains_ignoring_case(*config, "nvshmem"))) one_or_each(n);
   } else if ((op == opcodes::collective_permute || op == opcodes::collective_permute_start) && n == 4) {
     // The in-place form (input, output, input and output start indices) writes into operand 1;
     // the start form's output {1} is the received buffer.
@@ -545,7 +544,7 @@ struct in_place_trace {
     }
   }
   // Custom calls, fusions and async starts may also name pairs themselves.
-  if (const auto* v = in.find_attribute("output_to_operand_aliasing")) {
+  if (const auto v = in.find_attribute("output_to_operand_aliasing")) {
     for (auto& p : parse_output_to_operand_aliasing(*v)) {
       if (p.operand < n) out.push_back(std::move(p));
     }

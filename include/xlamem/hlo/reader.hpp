@@ -387,7 +387,7 @@ class hlo_parser : public instruction_grammar {
         }
       }
     }
-    if (const auto* v = in.find_attribute("output_to_operand_aliasing")) {
+    if (const auto v = in.find_attribute("output_to_operand_aliasing")) {
       for (const auto& pr : parse_output_to_operand_aliasing(*v)) {
         if (pr.operand >= in.operands.size() || in.shape.subshape(pr.output_index) == nullptr ||
             m_[in.operands[pr.operand]].shape.subshape(pr.operand_index) == nullptr) {

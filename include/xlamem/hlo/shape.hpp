@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "xlamem/checked.hpp"
+#include "xlamem/compact_vector.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 
 namespace xlamem::hlo {
@@ -131,7 +132,7 @@ struct layout_details {
 /// A layout: `{minor_to_major:T(..)L(n)#(t)*(t)E(n)S(n)SC(d:i)P(shape)M(n)}`. What memory
 /// planning reads is inline; the rest is `details()`, allocated when first written.
 struct layout {
-  std::vector<std::int64_t> minor_to_major;
+  compact_vector<std::int64_t> minor_to_major;
   std::int64_t element_size_bits = 0;            ///< E(n): sub-byte packing
   std::int64_t memory_space = 0;                 ///< S(n)
 
@@ -173,7 +174,7 @@ struct shape {
   element_type type = element_type::invalid;
   bool has_layout = false;              ///< whether a `{...}` layout was written / is set
   bool is_buffer = false;               ///< XLA's buffer shape `b(f32[4])`: the array as a buffer
-  std::vector<std::int64_t> dims;       ///< bounds; -1 for an unbounded dynamic `?`
+  compact_vector<std::int64_t> dims;    ///< bounds; -1 for an unbounded dynamic `?`
   std::vector<bool> dynamic;            ///< empty, or one flag per dimension (`<=N`, `?`)
   hlo::layout layout;                   ///< meaningful for arrays when `has_layout`
   std::vector<shape> elements;          ///< tuple elements when `type == tuple`

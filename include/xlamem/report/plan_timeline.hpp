@@ -83,8 +83,8 @@ inline void resolve_stack_frame(const hlo::module& m, op_source& s) {
 /// The source of instruction `i` of `m`: its `metadata` attribute (with a stack frame
 /// resolved through `frames`, the module's tables), or empty.
 [[nodiscard]] inline op_source source_of(const stack_frame_index& frames, const hlo::instruction& i) {
-  const std::string* md = i.find_attribute("metadata");
-  if (md == nullptr) return {};
+  const auto md = i.find_attribute("metadata");
+  if (!md) return {};
   auto s = parse_op_metadata(*md);
   frames.resolve(s);
   return s;

@@ -128,7 +128,9 @@ class instruction_grammar : public shape_grammar {
     in.parent = cid;
     const auto id = static_cast<instruction_id>(m_.instructions.size());
     std::size_t np = p_;  // where its name is
-    if (!instruction_head(in, id, np)) return false;
+    std::string_view nm;  // in the text, as the name table keeps it
+    std::uint32_t name_hash = 0;
+    if (!instruction_head(in, np, nm, name_hash)) return false;
     const std::size_t op_pos = p_;
     std::string_view opn;
     if (!instruction_opcode(in, opn)) return false;
@@ -145,25 +147,27 @@ class instruction_grammar : public shape_grammar {
     if (in.opcode == opcodes::get_tuple_element && in.tuple_index < 0) {
       return fail(op_pos, "get-tuple-element " + quoted(in.name) + " needs index=N");
     }
+    if (const auto [first, added] = names_.emplace(nm, name_hash, id); !added) {
+      return fail(np, "duplicate instruction name " + quoted(nm) + " (first defined at " +
+                          location(instr_pos_[index_of(first)]) + ")");
+    }
     m_.instructions.push_back(std::move(in));
     instr_pos_.push_back(np);
     local.push_back(id);
     return true;
   }
 
-  // `[ROOT] name = shape`, the name unique in its computation, the shape's sizes in bounds.
-  bool instruction_head(instruction& in, instruction_id id, std::size_t& np) {
+  // `[ROOT] name = shape`, the shape's sizes in bounds. The name is checked for uniqueness in
+  // its computation when the whole instruction is read (`name_hash` is its `names_` hash).
+  bool instruction_head(instruction& in, std::size_t& np, std::string_view& nm, std::uint32_t& name_hash) {
     if (keyword("ROOT")) {
       in.is_root = true;
       if (!ws()) return false;
     }
     np = p_;
-    const std::string_view nm = name();
+    nm = name();
     if (nm.empty()) return fail(np, "expected an instruction name or '}', found " + found(np));
-    if (const auto [first, added] = names_.emplace(nm, id); !added) {
-      return fail(np, "duplicate instruction name " + quoted(nm) + " (first defined at " +
-                          location(instr_pos_[index_of(first)]) + ")");
-    }
+    name_hash = names_.prepare(nm);
     in.name = std::string(nm);
     if (!expect('=', [&] { return "after instruction name " + quoted(in.name); })) return false;
     if (!ws()) return false;
@@ -310,7 +314,7 @@ class instruction_grammar : public shape_grammar {
       if (!expect('=', [&] { return "after attribute name " + quoted(key); }) || !ws()) return false;
       const std::size_t vb = p_;
       if (!attribute_value(in, id, key, vb)) return false;
-      in.attributes.push_back({std::string(key), std::string(s_.substr(vb, p_ - vb))});
+      in.attributes.push_back(key, s_.substr(vb, p_ - vb));
     }
   }
 
@@ -440,7 +444,7 @@ class instruction_grammar : public shape_grammar {
     order.reserve(local.size());
     std::unordered_map<std::uint64_t, instruction_id> gtes;  // (tuple id << 32 | index) -> GTE
     for (std::size_t k = 0; k < local.size(); ++k) {
-      std::vector<instruction_id> operands;
+      compact_vector<instruction_id> operands;  // not a reference: compact GTEs add instructions
       operands.reserve(ops_begin_[k + 1] - ops_begin_[k]);
       for (std::uint32_t oq = ops_begin_[k]; oq < ops_begin_[k + 1]; ++oq) {
         const pending_operand& o = ops_[oq];
@@ -484,7 +488,7 @@ class instruction_grammar : public shape_grammar {
     gte.opcode = opcodes::get_tuple_element;
     gte.shape = ts.elements[static_cast<std::size_t>(idx)];
     gte.operands.push_back(operand);
-    gte.attributes.push_back({"index", std::to_string(idx)});
+    gte.attributes.push_back("index", std::to_string(idx));
     gte.tuple_index = idx;
     gte.parent = cid;
     const auto gid = static_cast<instruction_id>(m_.instructions.size());
