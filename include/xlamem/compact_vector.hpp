@@ -22,8 +22,11 @@
 
 namespace xlamem {
 
+/// What a `compact_vector` holds: trivial values of at most a pointer's size.
 template <class T>
-  requires std::is_trivial_v<T> && (sizeof(T) <= sizeof(void*))
+concept compact_element = std::is_trivial_v<T> && sizeof(T) <= sizeof(void*);
+
+template <compact_element T>
 class compact_vector {
  public:
   using value_type = T;
