@@ -247,7 +247,9 @@ class buffer_assignment {
         }
         if (la_.has_range(x.value) && x.size > 0) items.push_back({x.value, x.offset, x.size, la_.range(x.value)});
       }
-      std::stable_sort(items.begin(), items.end(), [](const item& a, const item& b) { return a.r.start < b.r.start; });
+      const auto by_start = [](const item& a, const item& b) { return a.r.start < b.r.start; };
+      // Values often join an allocation in time order already (a chain reusing one buffer).
+      if (!std::is_sorted(items.begin(), items.end(), by_start)) std::stable_sort(items.begin(), items.end(), by_start);
       // A sweep over time. The values live at once are grouped by offset: the overlaps allowed
       // (values of one buffer, an operand taken over where it dies) are at one offset, so the
       // groups hold disjoint bytes while the check holds, and a new value can meet only the

@@ -56,12 +56,14 @@ void visit_fields(const op_source& s, F&& f) {
     const std::string_view k = text.substr(key_start, i - key_start);
     if (i >= text.size() || text[i] != '=') continue;
     ++i;
+    const bool wanted = k == key;  // other values are skipped, not copied
     std::string value;
     if (i < text.size() && text[i] == '"') {
       ++i;
       while (i < text.size() && text[i] != '"') {
         if (text[i] == '\\' && i + 1 < text.size()) ++i;
-        value += text[i++];
+        if (wanted) value += text[i];
+        ++i;
       }
       if (i < text.size()) ++i;
     } else {
@@ -69,10 +71,11 @@ void visit_fields(const op_source& s, F&& f) {
       while (i < text.size() && (depth > 0 || (text[i] != ' ' && text[i] != '}'))) {
         if (text[i] == '{') ++depth;
         if (text[i] == '}') --depth;
-        value += text[i++];
+        if (wanted) value += text[i];
+        ++i;
       }
     }
-    if (k == key) return value;
+    if (wanted) return value;
   }
   return {};
 }
