@@ -6,10 +6,6 @@
 #include <string_view>
 #include <system_error>
 
-#if defined(__GLIBC__)
-#include <malloc.h>
-#endif
-
 #include <fmt/format.h>
 
 #include "commands.hpp"
@@ -23,29 +19,7 @@ xlamem::result<void> xlamem::cli::write_file(const std::string& path, const std:
   return xlamem::write_output_file(path, text);
 }
 
-namespace {
-
-// The tool is a batch process: what one phase frees (the input text, the reader's tables, the
-// plan before the report) the next one needs again. glibc's defaults map every block over
-// 128 KB-32 MB apart and give it back to the kernel when freed, and hand back the top of the
-// heap, so the next phase's memory is faulted in again page by page: a module of 10^6
-// instructions took 410,000 page faults for 220,000 pages resident at the peak, a third of its
-// CPU time. Keeping freed memory in the heap for reuse cuts that to the first touch of each
-// page; the high-water mark, which is what resident memory is, stays about the same. A
-// library user's process keeps its own allocator settings: this is the tool's choice only.
-void keep_freed_memory_for_reuse() {
-#if defined(__GLIBC__)
-  constexpr int mib = 1 << 20;
-  mallopt(M_MMAP_THRESHOLD, 1024 * mib);  // larger blocks are still mapped apart
-  mallopt(M_TRIM_THRESHOLD, 1024 * mib);
-  mallopt(M_TOP_PAD, 16 * mib);           // grow the heap in steps of 16 MiB, not 128 KiB
-#endif
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
-  keep_freed_memory_for_reuse();
   CLI::App app{
       "xlamem: memory planning and diagnosis for ML programs (the memory report of a compiled "
       "program and the diff of two, buffer packing, memory-space propagation, memory-term reduction, sharding strategies under a "
