@@ -42,11 +42,14 @@ class compact_vector {
   /// Elements held without a heap block.
   static constexpr std::size_t inline_capacity = sizeof(void*) / sizeof(T);
 
-  compact_vector() noexcept { }
+  compact_vector() noexcept = default;
   compact_vector(std::initializer_list<T> values) { assign(std::span<const T>(values.begin(), values.size())); }
   explicit compact_vector(std::span<const T> values) { assign(values); }
   compact_vector(const compact_vector& o) { assign(std::span<const T>(o.data(), o.size())); }
-  compact_vector(compact_vector&& o) noexcept : s_(o.s_), size_(o.size_), capacity_(o.capacity_) { o.forget(); }
+  compact_vector(compact_vector&& o) noexcept : size_(o.size_), capacity_(o.capacity_) {
+    std::memcpy(bytes_, o.bytes_, sizeof bytes_);
+    o.forget();
+  }
   compact_vector& operator=(const compact_vector& o) {
     if (this != &o) assign(std::span<const T>(o.data(), o.size()));
     return *this;
@@ -54,7 +57,7 @@ class compact_vector {
   compact_vector& operator=(compact_vector&& o) noexcept {
     if (this != &o) {
       release();
-      s_ = o.s_;
+      std::memcpy(bytes_, o.bytes_, sizeof bytes_);
       size_ = o.size_;
       capacity_ = o.capacity_;
       o.forget();
@@ -78,8 +81,10 @@ class compact_vector {
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
   [[nodiscard]] std::size_t capacity() const noexcept { return capacity_; }
-  [[nodiscard]] T* data() noexcept { return on_heap() ? s_.heap : s_.local; }
-  [[nodiscard]] const T* data() const noexcept { return on_heap() ? s_.heap : s_.local; }
+  [[nodiscard]] T* data() noexcept { return on_heap() ? heap() : std::launder(reinterpret_cast<T*>(bytes_)); }
+  [[nodiscard]] const T* data() const noexcept {
+    return on_heap() ? heap() : std::launder(reinterpret_cast<const T*>(bytes_));
+  }
   [[nodiscard]] T* begin() noexcept { return data(); }
   [[nodiscard]] T* end() noexcept { return data() + size_; }
   [[nodiscard]] const T* begin() const noexcept { return data(); }
@@ -124,31 +129,33 @@ class compact_vector {
   }
 
  private:
-  union storage {
-    T* heap;
-    T local[inline_capacity];
-  };
-  storage s_{};
+  // The elements in place, or the heap block's address (copied in and out as bytes).
+  alignas(T*) alignas(T) unsigned char bytes_[sizeof(T*)] = {};
   std::uint32_t size_ = 0;
   std::uint32_t capacity_ = inline_capacity;
 
   [[nodiscard]] bool on_heap() const noexcept { return capacity_ > inline_capacity; }
+  [[nodiscard]] T* heap() const noexcept {
+    T* p;
+    std::memcpy(&p, bytes_, sizeof p);
+    return p;
+  }
 
   void grow(std::size_t at_least) {
     constexpr std::size_t most = std::numeric_limits<std::uint32_t>::max();
     if (at_least > most) throw std::length_error("compact_vector: more than 2^32 - 1 elements");
     const std::size_t cap = std::min(most, std::max(at_least, 2 * static_cast<std::size_t>(capacity_)));
-    T* heap = static_cast<T*>(::operator new(cap * sizeof(T)));
-    if (size_ != 0) std::memcpy(static_cast<void*>(heap), data(), size_ * sizeof(T));
+    T* block = static_cast<T*>(::operator new(cap * sizeof(T)));
+    if (size_ != 0) std::memcpy(static_cast<void*>(block), data(), size_ * sizeof(T));
     release();
-    s_.heap = heap;
+    std::memcpy(bytes_, &block, sizeof block);
     capacity_ = static_cast<std::uint32_t>(cap);
   }
   void release() noexcept {
-    if (on_heap()) ::operator delete(s_.heap);
+    if (on_heap()) ::operator delete(heap());
   }
   void forget() noexcept {
-    s_ = storage{};
+    std::memset(bytes_, 0, sizeof bytes_);
     size_ = 0;
     capacity_ = inline_capacity;
   }
