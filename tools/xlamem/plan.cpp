@@ -37,6 +37,7 @@ int run_plan(const plan_options& o) {
   }
   auto request = o.request;
   request.xla_table = o.dump == "xla";  // only --dump xla prints it: not built for nothing
+  request.value_lists = o.json || !o.html.empty();  // the summary, the table and the picture show neither
   auto r = load_report(o.file, request);
   if (!r) return fail("plan", r.error());
   if (!o.svg.empty()) {

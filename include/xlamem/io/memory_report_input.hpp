@@ -69,7 +69,7 @@ inline constexpr std::string_view module_suffix = "after_optimizations.txt";
   if (!plan) return plan.error();
   // XLA's table first: the report takes the plan and lets it go before it is built.
   std::string table = r.xla_table ? buffer_assignment_text(m, plan->plan) : std::string();
-  auto out = report::report_of(m, std::move(*plan), name);
+  auto out = report::report_of(m, std::move(*plan), name, r.value_lists);
   out.xla_table = std::move(table);
   return out;
 }

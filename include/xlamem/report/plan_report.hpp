@@ -34,6 +34,10 @@ struct plan_request {
   /// Also write the plan as XLA's dump table (`memory_report::xla_table`, about 80 bytes per
   /// value); off leaves it empty.
   bool xla_table = true;
+  /// Also list every allocation's values and every value's live range
+  /// (`memory_report::allocations`, `live_ranges`: the JSON and the page show them, the summary
+  /// and the picture do not; two named entries per value); off leaves both empty.
+  bool value_lists = true;
 };
 
 /// The backend preset, solver and options a request names. @returns `errc::invalid_argument`
@@ -122,15 +126,19 @@ namespace detail {
 }
 
 /// The report of a plan from what it takes of the plan: `r` with its header, statistics and
-/// heaps filled, and the plan's facts (let go before the peak search).
-[[nodiscard]] inline memory_report report_of_facts(const hlo::module& m, memory_report r, plan_facts f) {
+/// heaps filled, and the plan's facts (let go before the peak search); the allocations' values
+/// and the live ranges only with `value_lists` (see `plan_request`).
+[[nodiscard]] inline memory_report report_of_facts(const hlo::module& m, memory_report r, plan_facts f,
+                                                   bool value_lists = true) {
   r.timeline = timeline_of(m, f);
-  r.allocations = allocations_of(m, f);
-  r.live_ranges.reserve(f.values.size());
-  for (std::uint32_t v = 0; v < f.values.size(); ++v) {
-    const auto& x = f.values[v];
-    if (!x.has_range) continue;
-    r.live_ranges.push_back({v, f.value_name(m, v, false), x.range.start, x.range.end, static_cast<std::int64_t>(x.bytes)});
+  if (value_lists) {
+    r.allocations = allocations_of(m, f);
+    r.live_ranges.reserve(f.values.size());
+    for (std::uint32_t v = 0; v < f.values.size(); ++v) {
+      const auto& x = f.values[v];
+      if (!x.has_range) continue;
+      r.live_ranges.push_back({v, f.value_name(m, v, false), x.range.start, x.range.end, static_cast<std::int64_t>(x.bytes)});
+    }
   }
   f = plan_facts{};
   r.transfers = memory_transfers_of(m, r.timeline.schedule);
@@ -163,15 +171,16 @@ namespace detail {
 
 /// The same, letting the plan go (`p.plan` is moved from) before the report is built, so that
 /// the two are never held at once (for a large module each is hundreds of bytes per
-/// instruction).
-[[nodiscard]] inline memory_report report_of(const hlo::module& m, timed_plan&& p, std::string_view file) {
+/// instruction); without the value lists when `value_lists` is off (see `plan_request`).
+[[nodiscard]] inline memory_report report_of(const hlo::module& m, timed_plan&& p, std::string_view file,
+                                             bool value_lists = true) {
   auto head = detail::report_head(m, p, file);
   plan_facts facts;
   {
     const auto plan = std::move(p.plan);  // destroyed at the end of this block
     facts = facts_of(plan);
   }
-  return detail::report_of_facts(m, std::move(head), std::move(facts));
+  return detail::report_of_facts(m, std::move(head), std::move(facts), value_lists);
 }
 
 }  // namespace xlamem::report
