@@ -3,7 +3,9 @@
 // peak, which buffer assignment and the memory report share.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "xlamem/passes/memory_usage.hpp"
@@ -55,6 +57,47 @@ TEST_SUITE("passes/memory_usage") {
     std::int64_t run = 0;
     for (std::size_t t = 0; t < 4; ++t) total.push_back(run += diff[t]);
     CHECK(total == std::vector<std::int64_t>{16, 40, 40, 40});
+  }
+
+  TEST_CASE("use by brute force, with few steps per value (counted into order) and many (sorted)") {
+    // Per step: the union of the live values' byte ranges (a heap) or the largest live value.
+    const auto brute = [](const std::vector<placed_value>& v, bool heap, std::int64_t horizon) {
+      std::vector<std::int64_t> out;
+      for (std::int64_t t = 0; t < horizon; ++t) {
+        std::vector<char> bytes(256, 0);
+        std::int64_t largest = 0;
+        for (const auto& x : v) {
+          const auto s = std::clamp<std::int64_t>(x.start, 0, horizon - 1);
+          const auto e = std::min(std::max(x.end, x.start), horizon - 1);
+          if (x.size <= 0 || t < s || t > e) continue;
+          largest = std::max(largest, x.size);
+          std::fill(bytes.begin() + x.offset, bytes.begin() + x.offset + x.size, 1);
+        }
+        out.push_back(heap ? std::count(bytes.begin(), bytes.end(), 1) : largest);
+      }
+      return out;
+    };
+    std::mt19937 rng(7);
+    for (int round = 0; round < 200; ++round) {
+      const std::int64_t horizon = round % 2 == 0 ? 5 + static_cast<std::int64_t>(rng() % 10)    // fewer steps than values
+                                                  : 200 + static_cast<std::int64_t>(rng() % 300);  // far more
+      std::vector<placed_value> v;
+      for (int k = 0, n = 8 + static_cast<int>(rng() % 24); k < n; ++k) {
+        const auto start = static_cast<std::int64_t>(rng() % (horizon + 4)) - 2;
+        const auto offset = static_cast<std::int64_t>(rng() % 128);
+        v.push_back({start, start + static_cast<std::int64_t>(rng() % 12) - 1, offset, static_cast<std::int64_t>(rng() % 64)});
+      }
+      for (const bool heap : {false, true}) {
+        std::vector<std::int64_t> diff(static_cast<std::size_t>(horizon) + 1, 0);
+        add_usage(diff, allocation_usage(pointers(v), heap, horizon));
+        std::vector<std::int64_t> total;
+        std::int64_t run = 0;
+        for (std::int64_t t = 0; t < horizon; ++t) total.push_back(run += diff[static_cast<std::size_t>(t)]);
+        CAPTURE(round);
+        CAPTURE(heap);
+        CHECK(total == brute(v, heap, horizon));
+      }
+    }
   }
 
   TEST_CASE("what counts toward the peak; the first step with the most bytes") {

@@ -19,8 +19,9 @@
 /// which are left out here); XLA:CPU reports argument + output - alias + constant bytes, which
 /// leaves the temporary heap out and is not a peak of the run (docs/xla-fidelity.md).
 ///
-/// Cost: O(k log k) per allocation of k values (a sweep over starts and ends; a segment tree
-/// over a heap's byte boundaries counts the covered bytes).
+/// Cost: O(k log k) per allocation of k values (a sweep over starts and ends, sorted by counting
+/// when the steps are few against the values; a segment tree over a heap's byte boundaries
+/// counts the covered bytes).
 #pragma once
 
 #include <algorithm>
@@ -63,18 +64,40 @@ template <class Value>
     std::uint32_t value;  // index into `values`
     std::int32_t delta;   // +1 starts, -1 ends
   };
+  if (horizon <= 0) return {};
+  const auto steps_of = [&](const Value& b, std::int64_t& s, std::int64_t& e) {  // false: never in use
+    s = std::clamp<std::int64_t>(b.start, 0, horizon - 1);
+    e = std::min(std::max(b.end, b.start), horizon - 1);
+    return b.size > 0 && e >= s;
+  };
+  // The starts and ends by time, in the order of `values` at equal times: counted into place
+  // when the steps are few against the values (no comparison sort: an allocation may hold
+  // 10^6 values), else merge sorted.
   std::vector<event> events;
-  events.reserve(2 * values.size());
-  for (std::size_t k = 0; k < values.size(); ++k) {
-    const auto* b = values[k];
-    if (b->size <= 0) continue;
-    const auto s = std::clamp<std::int64_t>(b->start, 0, horizon - 1);
-    const auto e = std::min(std::max(b->end, b->start), horizon - 1);
-    if (e < s) continue;
-    events.push_back({s, static_cast<std::uint32_t>(k), +1});
-    events.push_back({e + 1, static_cast<std::uint32_t>(k), -1});
+  std::int64_t s = 0, e = 0;
+  if (static_cast<std::uint64_t>(horizon) < 4 * static_cast<std::uint64_t>(values.size())) {
+    std::vector<std::size_t> first(static_cast<std::size_t>(horizon) + 2, 0);  // then: where each step's events go
+    for (const auto* b : values) {
+      if (!steps_of(*b, s, e)) continue;
+      ++first[static_cast<std::size_t>(s) + 1];
+      ++first[static_cast<std::size_t>(e) + 2];
+    }
+    for (std::size_t t = 1; t < first.size(); ++t) first[t] += first[t - 1];
+    events.resize(first.back());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (!steps_of(*values[k], s, e)) continue;
+      events[first[static_cast<std::size_t>(s)]++] = {s, static_cast<std::uint32_t>(k), +1};
+      events[first[static_cast<std::size_t>(e) + 1]++] = {e + 1, static_cast<std::uint32_t>(k), -1};
+    }
+  } else {
+    events.reserve(2 * values.size());
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      if (!steps_of(*values[k], s, e)) continue;
+      events.push_back({s, static_cast<std::uint32_t>(k), +1});
+      events.push_back({e + 1, static_cast<std::uint32_t>(k), -1});
+    }
+    std::stable_sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
   }
-  std::sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
 
   // The heap's byte boundaries and, per tree node, how many live values cover all of its
   // stretch and how many of its bytes are covered.
@@ -109,7 +132,7 @@ template <class Value>
   auto stretch_of = [&](std::int64_t byte) {
     return static_cast<std::size_t>(std::lower_bound(bounds.begin(), bounds.end(), byte) - bounds.begin());
   };
-  std::multiset<std::int64_t> live_sizes;
+  std::multiset<std::int64_t> live_sizes;  // outside a heap: the sizes of the live values
 
   std::vector<usage_piece> out;
   for (std::size_t i = 0; i < events.size();) {

@@ -152,24 +152,27 @@ struct memory_report {
 
 /// Bytes in use in every memory space of `t` at every time 0 .. horizon()-1, by colour
 /// (constants and thread-local allocations left out), by `allocation_usage` as for the device
-/// total. One pass over the buffers for all colours.
-[[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t) {
-  std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
-  for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
+/// total; `uses` is `uses_of(t)`.
+[[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t,
+                                                                                         const allocation_uses& uses) {
   const auto horizon = t.horizon();
   std::map<std::int64_t, std::vector<std::int64_t>> out;
-  for (const auto& a : t.allocations) {
+  for (std::size_t n = 0; n < t.allocations.size(); ++n) {
+    const auto& a = t.allocations[n];
     auto& total = out[a.color];
     if (total.empty()) total.assign(static_cast<std::size_t>(horizon) + 1, 0);
-    const auto it = by_alloc.find(a.index);
-    if (it == by_alloc.end() || a.kind == buffer_kind::constant || a.kind == buffer_kind::thread_local_) continue;
-    add_usage(total, allocation_usage(it->second, a.is_heap, horizon));
+    if (a.kind == buffer_kind::constant || a.kind == buffer_kind::thread_local_) continue;
+    add_usage(total, uses[n]);
   }
   for (auto& [color, total] : out) {
     for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
     total.pop_back();
   }
   return out;
+}
+/// The same, computing `uses_of(t)`.
+[[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t) {
+  return memory_space_usages(t, uses_of(t));
 }
 
 /// Bytes in use in memory space `color` at every time (all zero for a colour without allocations).
@@ -179,22 +182,27 @@ struct memory_report {
   return it != all.end() ? std::move(it->second) : std::vector<std::int64_t>(static_cast<std::size_t>(t.horizon()), 0);
 }
 
-/// The peak of every memory space of `t` that has allocations, by colour.
-[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
+/// The peak of every memory space of `t` that has allocations, by colour; `uses` is `uses_of(t)`.
+[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t, const allocation_uses& uses) {
   std::vector<memory_space_peak> out;
-  for (const auto& [color, usage] : memory_space_usages(t)) {
+  for (const auto& [color, usage] : memory_space_usages(t, uses)) {
     const auto p = first_peak(usage);
     out.push_back({color, color == t.host_color, p.bytes, p.time});
   }
   return out;
+}
+/// The same, computing `uses_of(t)`.
+[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
+  return memory_space_peaks(t, uses_of(t));
 }
 
 /// Completes a report whose parts are filled (the timeline, the statistics, the heaps, the
 /// allocations): the peak, the memory spaces, fragmentation at the peak, and
 /// `stats.peak_memory_in_bytes`. Every report is built here.
 [[nodiscard]] inline memory_report build_report(memory_report r) {
-  r.peak = find_peak(r.timeline);
-  r.memory_spaces = memory_space_peaks(r.timeline);
+  const auto uses = uses_of(r.timeline);  // each allocation's use, for both peaks
+  r.peak = find_peak(r.timeline, uses);
+  r.memory_spaces = memory_space_peaks(r.timeline, uses);
   r.fragmentation_at_peak = report::fragmentation_at_peak(r.timeline, r.peak);
   r.stats.peak_memory_in_bytes = r.peak.bytes;
   return r;

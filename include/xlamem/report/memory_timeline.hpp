@@ -115,20 +115,46 @@ struct memory_timeline {
 /// Bytes in use at one time, by kind.
 using kind_bytes = std::array<std::int64_t, buffer_kind_count>;
 
-namespace detail {
-/// Bytes in use at every time by kind, over the allocations that are not host memory and,
-/// with `counted_only`, count toward the peak.
-[[nodiscard]] inline std::vector<kind_bytes> usage_by_kind(const memory_timeline& t, bool counted_only) {
+/// Each allocation's use over time (`allocation_usage`), in the order of `t.allocations`
+/// (none for an allocation without buffers): the device peak and the memory spaces both read
+/// it, so a report computes it once.
+using allocation_uses = std::vector<std::vector<usage_piece>>;
+[[nodiscard]] inline allocation_uses uses_of(const memory_timeline& t) {
   const auto horizon = t.horizon();
-  std::map<std::int64_t, std::vector<const timeline_buffer*>> by_alloc;
-  for (const auto& b : t.buffers) by_alloc[b.allocation].push_back(&b);
+  // Buffers by the position of their allocation (a buffer of no listed allocation is left out).
+  std::map<std::int64_t, std::size_t> position;
+  for (std::size_t k = 0; k < t.allocations.size(); ++k) {
+    if (t.allocations[k].index != static_cast<std::int64_t>(k)) position.emplace(t.allocations[k].index, k);
+  }
+  std::vector<std::vector<const timeline_buffer*>> mine(t.allocations.size());
+  for (const auto& b : t.buffers) {
+    const auto a = b.allocation;
+    if (a >= 0 && static_cast<std::size_t>(a) < t.allocations.size() && t.allocations[static_cast<std::size_t>(a)].index == a) {
+      mine[static_cast<std::size_t>(a)].push_back(&b);
+    } else if (const auto it = position.find(a); it != position.end()) {
+      mine[it->second].push_back(&b);
+    }
+  }
+  allocation_uses out(t.allocations.size());
+  for (std::size_t k = 0; k < t.allocations.size(); ++k) {
+    if (!mine[k].empty()) out[k] = allocation_usage(mine[k], t.allocations[k].is_heap, horizon);
+    std::vector<const timeline_buffer*>().swap(mine[k]);
+  }
+  return out;
+}
+
+namespace detail {
+/// Bytes in use at every time by kind, over the allocations that are not host memory; `uses`
+/// is `uses_of(t)`.
+[[nodiscard]] inline std::vector<kind_bytes> usage_by_kind(const memory_timeline& t, const allocation_uses& uses) {
+  const auto horizon = t.horizon();
   // Each piece adds its bytes at `begin` and takes them away after `end`; a running sum reads.
   std::vector<kind_bytes> out(static_cast<std::size_t>(horizon) + 1, kind_bytes{});
-  for (const auto& a : t.allocations) {
-    const auto it = by_alloc.find(a.index);
-    if (it == by_alloc.end() || a.color == t.host_color || (counted_only && !t.counts_in_peak(a))) continue;
+  for (std::size_t n = 0; n < t.allocations.size(); ++n) {
+    const auto& a = t.allocations[n];
+    if (a.color == t.host_color) continue;
     const auto k = static_cast<std::size_t>(a.kind);
-    for (const auto& piece : allocation_usage(it->second, a.is_heap, horizon)) {
+    for (const auto& piece : uses[n]) {
       out[static_cast<std::size_t>(piece.begin)][k] += piece.bytes;
       out[static_cast<std::size_t>(piece.end) + 1][k] -= piece.bytes;
     }
@@ -145,7 +171,7 @@ namespace detail {
 /// host allocations are left out), by `allocation_usage` (`passes/memory_usage.hpp`): a heap
 /// counts the bytes its live buffers cover, another allocation its largest live buffer.
 [[nodiscard]] inline std::vector<kind_bytes> usage_over_time(const memory_timeline& t) {
-  return detail::usage_by_kind(t, false);
+  return detail::usage_by_kind(t, uses_of(t));
 }
 
 /// The peak of the device memory and when it happens: the one peak of `passes/memory_usage.hpp`
@@ -157,23 +183,32 @@ struct peak_info {
   std::vector<std::size_t> live;  ///< indices into `buffers` live then (peak allocations), largest first
 };
 
-/// The first time with the most device bytes in use, and the buffers live then.
-[[nodiscard]] inline peak_info find_peak(const memory_timeline& t) {
-  const auto usage = detail::usage_by_kind(t, true);
-  std::vector<std::int64_t> totals(usage.size(), 0);
-  for (std::size_t x = 0; x < usage.size(); ++x) {
-    for (const auto v : usage[x]) totals[x] += v;
+/// The first time with the most device bytes in use, and the buffers live then; `uses` is
+/// `uses_of(t)`.
+[[nodiscard]] inline peak_info find_peak(const memory_timeline& t, const allocation_uses& uses) {
+  // The device total at every time (a running sum of the pieces' starts and ends), then the
+  // kinds at the peak only.
+  std::vector<std::int64_t> totals(static_cast<std::size_t>(t.horizon()) + 1, 0);
+  for (std::size_t n = 0; n < t.allocations.size(); ++n) {
+    if (t.counts_in_peak(t.allocations[n])) add_usage(totals, uses[n]);
   }
+  for (std::size_t x = 1; x < totals.size(); ++x) totals[x] += totals[x - 1];
+  totals.pop_back();
   const auto peak = first_peak(totals);
   peak_info p;
   p.time = peak.time;
   p.bytes = peak.bytes;
-  if (p.bytes > 0) p.by_kind = usage[static_cast<std::size_t>(p.time)];
+  for (std::size_t n = 0; n < t.allocations.size() && p.bytes > 0; ++n) {
+    if (!t.counts_in_peak(t.allocations[n])) continue;
+    for (const auto& piece : uses[n]) {
+      if (piece.begin <= p.time && p.time <= piece.end) p.by_kind[static_cast<std::size_t>(t.allocations[n].kind)] += piece.bytes;
+    }
+  }
   for (std::size_t i = 0; i < t.buffers.size(); ++i) {
     const auto& b = t.buffers[i];
+    if (b.size <= 0 || b.start > p.time || p.time > b.end) continue;
     const auto* a = t.find_allocation(b.allocation);
-    if (a == nullptr || !t.counts_in_peak(*a) || b.size <= 0) continue;
-    if (b.start <= p.time && p.time <= b.end) p.live.push_back(i);
+    if (a != nullptr && t.counts_in_peak(*a)) p.live.push_back(i);
   }
   std::stable_sort(p.live.begin(), p.live.end(), [&](std::size_t x, std::size_t y) {
     if (t.buffers[x].size != t.buffers[y].size) return t.buffers[x].size > t.buffers[y].size;
@@ -181,6 +216,8 @@ struct peak_info {
   });
   return p;
 }
+/// The same, computing `uses_of(t)`.
+[[nodiscard]] inline peak_info find_peak(const memory_timeline& t) { return find_peak(t, uses_of(t)); }
 
 /// How much of a temporary heap is in use at one time.
 struct fragmentation {
