@@ -23,4 +23,19 @@ TEST_SUITE("report/op_source") {
           7);
   }
 
+  TEST_CASE("parse_op_metadata reads every key in one pass as attribute_value reads each") {
+    // A repeated key: the first counts; a value with braces, an escaped quote and a trailing
+    // backslash; keys in any order.
+    const std::string text =
+        R"({source_line=9 deduplicated_name={a b} op_name="x\"y" source_line=10 op_name="z" source_file="f.py\"})";
+    const auto s = parse_op_metadata(text);
+    CHECK(s.op_name == attribute_value(text, "op_name"));
+    CHECK(s.op_name == "x\"y");
+    CHECK(s.source_line == 9);
+    CHECK(s.source_file == attribute_value(text, "source_file"));
+    CHECK(attribute_value(text, "deduplicated_name") == "{a b}");
+    CHECK(attribute_value(text, "missing").empty());
+    CHECK(s.stack_frame_id == -1);
+  }
+
 }

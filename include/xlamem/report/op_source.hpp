@@ -45,39 +45,61 @@ void visit_fields(const op_source& s, F&& f) {
   f("source_line", s.source_line);
 }
 
-/// The value of `key` in a `{key=value key="quoted" ...}` text (HLO metadata, the entries of
-/// the stack-frame tables), unquoted; empty when absent.
-[[nodiscard]] inline std::string attribute_value(std::string_view text, std::string_view key) {
+namespace detail {
+/// Calls `f(key, raw, quoted)` for each `key=value` of a `{key=value key="quoted" ...}` text
+/// (HLO metadata, the entries of the stack-frame tables) in order, until `f` returns true;
+/// `raw` is the value as written, inside its quotes when `quoted` (see `unquoted`).
+template <class F>
+void for_each_attribute_text(std::string_view text, F&& f) {
   std::size_t i = 0;
   while (i < text.size()) {
     while (i < text.size() && (text[i] == ' ' || text[i] == '{' || text[i] == '}' || text[i] == ',')) ++i;
     const std::size_t key_start = i;
     while (i < text.size() && text[i] != '=' && text[i] != ' ' && text[i] != '}') ++i;
-    const std::string_view k = text.substr(key_start, i - key_start);
+    const std::string_view key = text.substr(key_start, i - key_start);
     if (i >= text.size() || text[i] != '=') continue;
     ++i;
-    const bool wanted = k == key;  // other values are skipped, not copied
-    std::string value;
-    if (i < text.size() && text[i] == '"') {
-      ++i;
-      while (i < text.size() && text[i] != '"') {
+    const bool quoted = i < text.size() && text[i] == '"';
+    const std::size_t begin = quoted ? i + 1 : i;
+    if (quoted) {
+      for (i = begin; i < text.size() && text[i] != '"'; ++i) {
         if (text[i] == '\\' && i + 1 < text.size()) ++i;
-        if (wanted) value += text[i];
-        ++i;
       }
-      if (i < text.size()) ++i;
     } else {
-      int depth = 0;
-      while (i < text.size() && (depth > 0 || (text[i] != ' ' && text[i] != '}'))) {
+      for (int depth = 0; i < text.size() && (depth > 0 || (text[i] != ' ' && text[i] != '}')); ++i) {
         if (text[i] == '{') ++depth;
         if (text[i] == '}') --depth;
-        if (wanted) value += text[i];
-        ++i;
       }
     }
-    if (wanted) return value;
+    const std::string_view raw = text.substr(begin, i - begin);
+    if (quoted && i < text.size()) ++i;  // the closing quote
+    if (f(key, raw, quoted)) return;
   }
-  return {};
+}
+
+/// A value of `for_each_attribute_text` as it reads: a quoted one without its escapes.
+[[nodiscard]] inline std::string unquoted(std::string_view raw, bool quoted) {
+  if (!quoted) return std::string(raw);
+  std::string value;
+  value.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    if (raw[i] == '\\' && i + 1 < raw.size()) ++i;
+    value += raw[i];
+  }
+  return value;
+}
+}  // namespace detail
+
+/// The value of `key` in a `{key=value key="quoted" ...}` text (HLO metadata, the entries of
+/// the stack-frame tables), unquoted; empty when absent.
+[[nodiscard]] inline std::string attribute_value(std::string_view text, std::string_view key) {
+  std::string value;
+  detail::for_each_attribute_text(text, [&](std::string_view k, std::string_view raw, bool quoted) {
+    if (k != key) return false;  // other values are skipped, not copied
+    value = detail::unquoted(raw, quoted);
+    return true;
+  });
+  return value;
 }
 
 /// A nonnegative decimal integer, or -1.
@@ -96,10 +118,24 @@ void visit_fields(const op_source& s, F&& f) {
 /// that is not metadata gives an empty source: a report never fails on it.
 [[nodiscard]] inline op_source parse_op_metadata(std::string_view text) {
   op_source out;
-  out.op_name = attribute_value(text, "op_name");
-  out.source_file = attribute_value(text, "source_file");
-  out.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(attribute_value(text, "source_line")));
-  out.stack_frame_id = decimal_or_minus_one(attribute_value(text, "stack_frame_id"));
+  // One pass; the first of a repeated key counts, as `attribute_value` reads it.
+  bool name = false, file = false, line = false, frame = false;
+  detail::for_each_attribute_text(text, [&](std::string_view key, std::string_view raw, bool quoted) {
+    if (key == "op_name" && !name) {
+      name = true;
+      out.op_name = detail::unquoted(raw, quoted);
+    } else if (key == "source_file" && !file) {
+      file = true;
+      out.source_file = detail::unquoted(raw, quoted);
+    } else if (key == "source_line" && !line) {
+      line = true;
+      out.source_line = std::max<std::int64_t>(0, decimal_or_minus_one(detail::unquoted(raw, quoted)));
+    } else if (key == "stack_frame_id" && !frame) {
+      frame = true;
+      out.stack_frame_id = decimal_or_minus_one(detail::unquoted(raw, quoted));
+    }
+    return name && file && line && frame;
+  });
   return out;
 }
 
