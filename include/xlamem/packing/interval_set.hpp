@@ -34,16 +34,35 @@ class interval_set {
   /// until it returns true; returns whether it did.
   template <class Stop>
   bool any_meeting(std::int64_t lo, std::int64_t hi, Stop&& stop) const {
-    std::vector<index> pending;
-    if (root_ != none) pending.push_back(root_);
-    while (!pending.empty()) {
-      const node& n = nodes_[pending.back()];
-      pending.pop_back();
+    // The nodes still to visit: on the stack while few (a query per buffer placed; the
+    // treap's depth is about 3 log n), in a vector past that.
+    constexpr std::size_t on_stack = 128;
+    index near[on_stack];
+    std::size_t count = 0;
+    std::vector<index> far;
+    const auto push = [&](index t) {
+      if (count < on_stack) {
+        near[count++] = t;
+      } else {
+        far.push_back(t);
+      }
+    };
+    const auto pop = [&] {
+      if (!far.empty()) {
+        const index t = far.back();
+        far.pop_back();
+        return t;
+      }
+      return near[--count];
+    };
+    if (root_ != none) push(root_);
+    while (count > 0 || !far.empty()) {
+      const node& n = nodes_[pop()];
       if (n.max_hi < lo) continue;  // nothing below reaches lo
-      if (n.left != none) pending.push_back(n.left);
+      if (n.left != none) push(n.left);
       if (n.lo > hi) continue;  // this one and everything to its right start after hi
       if (n.hi >= lo && stop(n.payload)) return true;
-      if (n.right != none) pending.push_back(n.right);
+      if (n.right != none) push(n.right);
     }
     return false;
   }
