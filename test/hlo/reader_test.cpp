@@ -520,6 +520,15 @@ TEST_SUITE("reliability/hlo") {
     CHECK(!t.contains("n7"));
     CHECK(t.emplace("n7", static_cast<hlo::instruction_id>(1)).second);
     CHECK(*t.find("n7") == static_cast<hlo::instruction_id>(1));
+    // Room made ahead keeps the names there and takes the next ones.
+    t.reserve(20000);
+    CHECK(*t.find("n7") == static_cast<hlo::instruction_id>(1));
+    for (std::size_t k = 0; k < names.size(); ++k) t.emplace(names[k], static_cast<hlo::instruction_id>(k + 10));
+    CHECK(t.size() == names.size());
+    CHECK(*t.find("n7") == static_cast<hlo::instruction_id>(1));
+    CHECK(*t.find("n4999") == static_cast<hlo::instruction_id>(5009));
+    t.reserve(3);  // never shrinks
+    CHECK(*t.find("n0") == static_cast<hlo::instruction_id>(10));
   }
 
   TEST_CASE("one computation of 2x10^5 instructions, then 2x10^4 small ones: read in near-linear time") {

@@ -62,6 +62,32 @@ class hlo_parser : public instruction_grammar {
     return std::min(lines, s_.size() / 40) + 16;
   }
 
+  // The lines from here to the next line that starts with '}' (where XLA's text closes a
+  // computation), at most one per 16 bytes: room for a computation's names up front. Linear
+  // over a whole module: the closing found is kept while it is ahead, and the two line
+  // counts only move forward.
+  struct forward_line_count {
+    std::size_t pos = 0, lines = 0;
+    std::size_t at(std::string_view s, std::size_t x) {
+      if (x > pos) {
+        lines += static_cast<std::size_t>(std::count(s.begin() + static_cast<std::ptrdiff_t>(pos),
+                                                     s.begin() + static_cast<std::ptrdiff_t>(x), '\n'));
+        pos = x;
+      }
+      return lines;
+    }
+  };
+  std::size_t next_close_ = 0;
+  forward_line_count lines_to_here_, lines_to_close_;
+  [[nodiscard]] std::size_t body_line_estimate() {
+    if (next_close_ < p_) {
+      next_close_ = s_.find("\n}", p_);
+      if (next_close_ == std::string_view::npos) next_close_ = s_.size();
+    }
+    const std::size_t lines = lines_to_close_.at(s_, next_close_) - lines_to_here_.at(s_, p_);
+    return std::min(lines, (next_close_ - p_) / 16);
+  }
+
   // ---- module header ----
   bool module_header() {
     if (!ws()) return false;
@@ -233,6 +259,7 @@ class hlo_parser : public instruction_grammar {
     m_.computations.push_back(std::move(c));
     comp_pos_.push_back(np);
     names_.clear();  // reused across computations: constant time, keeps the slots
+    names_.reserve(body_line_estimate());
     ops_.clear();
     ops_begin_.clear();
     std::vector<instruction_id> local;
