@@ -3,6 +3,8 @@
 // checked.hpp, input_file.hpp and compact_vector.hpp.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -150,6 +152,13 @@ TEST_SUITE("core") {
     const std::span<const std::int64_t> view = dims;
     CHECK(view.size() == 1);
     CHECK(view[0] == 16);
+    // insert: in place, at the front, in the middle, at the end, and across the move to the heap.
+    ids sorted;
+    for (const std::uint32_t x : {5u, 1u, 3u, 9u, 7u}) sorted.insert(std::lower_bound(sorted.begin(), sorted.end(), x), x);
+    CHECK(sorted == std::vector<std::uint32_t>{1, 3, 5, 7, 9});
+    CHECK(*sorted.insert(sorted.end(), 10) == 10);
+    CHECK(*sorted.insert(sorted.begin(), 0) == 0);
+    CHECK(sorted == std::vector<std::uint32_t>{0, 1, 3, 5, 7, 9, 10});
   }
 
   TEST_CASE("version") {

@@ -106,6 +106,16 @@ class compact_vector {
     if (size_ == capacity_) grow(static_cast<std::size_t>(size_) + 1);
     data()[size_++] = v;
   }
+  /// Inserts `v` before `pos` (a pointer into this vector, or `end()`). @returns where it went.
+  T* insert(const T* pos, T v) {
+    const auto at = static_cast<std::size_t>(pos - data());
+    if (size_ == capacity_) grow(static_cast<std::size_t>(size_) + 1);
+    T* d = data();
+    std::memmove(static_cast<void*>(d + at + 1), d + at, (size_ - at) * sizeof(T));
+    d[at] = v;
+    ++size_;
+    return d + at;
+  }
   void pop_back() noexcept { --size_; }
   void clear() noexcept { size_ = 0; }
   void reserve(std::size_t n) {

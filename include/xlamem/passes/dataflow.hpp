@@ -47,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/compact_vector.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 
@@ -357,7 +358,10 @@ class dataflow_analysis {
   std::vector<subshape_facts> sub_info_;
   std::vector<split_config> splits_;
   std::vector<value_id> defined_;
-  std::vector<std::vector<value_id>> sets_;  // while the analysis runs
+  // A value set while the analysis runs: most hold one or two values, kept in place (10^6
+  // subshapes: no heap block each).
+  using working_set = compact_vector<value_id>;
+  std::vector<working_set> sets_;
   std::vector<std::uint32_t> child_table_;  // see index_children
   std::vector<comp_data> comps_;
   std::vector<value> values_;
@@ -377,7 +381,7 @@ class dataflow_analysis {
   // Propagation: dependents_[src] lists the instructions whose value sets are gathered from
   // instruction src (recorded on each instruction's first visit); a worklist revisits them
   // when src's sets grow.
-  std::vector<std::vector<std::size_t>> dependents_;
+  std::vector<compact_vector<std::size_t>> dependents_;  // most have one: in place
   std::vector<std::uint8_t> visited_;
   std::set<std::pair<std::size_t, std::size_t>> phi_removed_at_;  // (instruction, subshape)
   std::size_t visiting_ = static_cast<std::size_t>(-1);
@@ -405,7 +409,7 @@ class dataflow_analysis {
   static bool is_prefix(const shape_index& p, const shape_index& i) {
     return p.size() <= i.size() && std::equal(p.begin(), p.end(), i.begin());
   }
-  static void merge_into(std::vector<value_id>& dst, const std::vector<value_id>& src, bool& changed) {
+  static void merge_into(working_set& dst, const working_set& src, bool& changed) {
     for (auto v : src) {
       auto it = std::lower_bound(dst.begin(), dst.end(), v);
       if (it == dst.end() || *it != v) {
@@ -439,7 +443,7 @@ class dataflow_analysis {
     for (std::size_t p = 0; p < sets_.size(); ++p) set_begin_[p + 1] = set_begin_[p] + sets_[p].size();
     set_values_.reserve(set_begin_.back());
     for (const auto& set : sets_) set_values_.insert(set_values_.end(), set.begin(), set.end());
-    std::vector<std::vector<value_id>>().swap(sets_);
+    std::vector<working_set>().swap(sets_);
   }
 
   // Our number of instruction `i`, or nullopt when it is not in the graph.
@@ -672,7 +676,7 @@ class dataflow_analysis {
       }
     }
     // What propagation needed and nothing after it reads (`= {}` would keep the capacity).
-    std::vector<std::vector<std::size_t>>().swap(dependents_);
+    std::vector<compact_vector<std::size_t>>().swap(dependents_);
     std::vector<std::uint8_t>().swap(visited_);
     if (!options_.ssa_form) return {};
     removed.resize(values_.size(), 0);
@@ -686,12 +690,12 @@ class dataflow_analysis {
       for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
         const value_id v = defined_[first_sub_[n] + k];
         if (v == no_value || !values_[v].is_phi) continue;
-        std::vector<value_id> in;
+        working_set in;
         bool changed = false;
         auto r = gather(n, k, in, changed);
         if (!r) return r;
-        in.erase(std::remove(in.begin(), in.end(), v), in.end());
-        phi_inputs_[v] = std::move(in);
+        in.resize(static_cast<std::size_t>(std::remove(in.begin(), in.end(), v) - in.begin()));
+        phi_inputs_[v].assign(in.begin(), in.end());
       }
     }
     return {};
@@ -801,7 +805,7 @@ class dataflow_analysis {
   }
 
   /// Copies the operand set at `from` into `dst`. Fails when the subshape does not exist.
-  result<void> pull(std::size_t src, const shape_index& from, std::vector<value_id>& dst, bool& changed,
+  result<void> pull(std::size_t src, const shape_index& from, working_set& dst, bool& changed,
                     std::size_t n) {
     const auto k = find_index(src, from);
     if (!k) {
@@ -863,14 +867,14 @@ class dataflow_analysis {
     val.bytes = sub_info_[p].bytes;
     values_.push_back(std::move(val));
     defined_[p] = v;
-    sets_[p].assign(1, v);
+    sets_[p] = {v};
   }
 
   /// Takes out every phi that only one value besides itself reaches. @returns whether any.
   result<bool> remove_single_input_phis(std::vector<std::uint8_t>& removed) {
     removed.resize(values_.size(), 0);
     bool any = false;
-    std::vector<value_id> in;
+    working_set in;
     for (std::size_t n = 0; n < instrs_.size(); ++n) {
       for (std::size_t k = 0; k < first_sub_[n + 1] - first_sub_[n]; ++k) {
         const value_id v = defined_[first_sub_[n] + k];
@@ -879,7 +883,7 @@ class dataflow_analysis {
         bool changed = false;
         auto r = gather(n, k, in, changed);
         if (!r) return r.error();
-        in.erase(std::remove(in.begin(), in.end(), v), in.end());
+        in.resize(static_cast<std::size_t>(std::remove(in.begin(), in.end(), v) - in.begin()));
         if (in.size() != 1) continue;
         defined_[first_sub_[n] + k] = no_value;
         removed[v] = 1;
@@ -939,7 +943,7 @@ class dataflow_analysis {
   }
 
   /// Merges into `set` the values that flow into subshape `k` of instruction `n`.
-  result<void> gather(std::size_t n, std::size_t k, std::vector<value_id>& set, bool& changed) {
+  result<void> gather(std::size_t n, std::size_t k, working_set& set, bool& changed) {
     const auto& d = instrs_[n];
     const auto& sem = sems_[d.sem];
     const auto& callees = callees_[d.sem];
