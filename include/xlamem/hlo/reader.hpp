@@ -47,7 +47,6 @@ class hlo_parser : public instruction_grammar {
 
   result<module> parse_module() {
     m_.instructions.reserve(instruction_estimate());
-    instr_pos_.reserve(m_.instructions.capacity());
     if (!module_header() || !stack_frame_tables() || !computations() || !finish_module()) {
       return *err_;
     }
@@ -260,16 +259,10 @@ class hlo_parser : public instruction_grammar {
     m_.computations.push_back(std::move(c));
     comp_pos_.push_back(np);
     names_.clear();  // reused across computations: constant time, keeps the slots
+    names_.reserve(body_line_estimate());
     ops_.clear();
     ops_begin_.clear();
     std::vector<instruction_id> local;
-    // Room for an instruction per line up front (10^6 instructions: their names, ids and
-    // operands were copied at every doubling, each copy into fresh pages).
-    const std::size_t lines = body_line_estimate();
-    names_.reserve(lines);
-    ops_.reserve(lines);
-    ops_begin_.reserve(lines + 1);
-    local.reserve(lines);
     for (;;) {
       if (!ws()) return false;
       if (at_end()) {
