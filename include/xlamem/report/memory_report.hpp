@@ -150,9 +150,8 @@ struct memory_report {
   }
 };
 
-/// Bytes in use in every memory space of `t` at every time 0 .. horizon()-1, by colour
-/// (constants and thread-local allocations left out), by `allocation_usage` as for the device
-/// total; `uses` is `uses_of(t)`.
+namespace detail {
+/// `memory_space_usages` from `uses = uses_of(t)`.
 [[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t,
                                                                                          const allocation_uses& uses) {
   const auto horizon = t.horizon();
@@ -170,9 +169,22 @@ struct memory_report {
   }
   return out;
 }
-/// The same, computing `uses_of(t)`.
+/// `memory_space_peaks` from `uses = uses_of(t)`.
+[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t, const allocation_uses& uses) {
+  std::vector<memory_space_peak> out;
+  for (const auto& [color, usage] : memory_space_usages(t, uses)) {
+    const auto p = first_peak(usage);
+    out.push_back({color, color == t.host_color, p.bytes, p.time});
+  }
+  return out;
+}
+}  // namespace detail
+
+/// Bytes in use in every memory space of `t` at every time 0 .. horizon()-1, by colour
+/// (constants and thread-local allocations left out), by `allocation_usage` as for the device
+/// total.
 [[nodiscard]] inline std::map<std::int64_t, std::vector<std::int64_t>> memory_space_usages(const memory_timeline& t) {
-  return memory_space_usages(t, uses_of(t));
+  return detail::memory_space_usages(t, detail::uses_of(t));
 }
 
 /// Bytes in use in memory space `color` at every time (all zero for a colour without allocations).
@@ -182,27 +194,18 @@ struct memory_report {
   return it != all.end() ? std::move(it->second) : std::vector<std::int64_t>(static_cast<std::size_t>(t.horizon()), 0);
 }
 
-/// The peak of every memory space of `t` that has allocations, by colour; `uses` is `uses_of(t)`.
-[[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t, const allocation_uses& uses) {
-  std::vector<memory_space_peak> out;
-  for (const auto& [color, usage] : memory_space_usages(t, uses)) {
-    const auto p = first_peak(usage);
-    out.push_back({color, color == t.host_color, p.bytes, p.time});
-  }
-  return out;
-}
-/// The same, computing `uses_of(t)`.
+/// The peak of every memory space of `t` that has allocations, by colour.
 [[nodiscard]] inline std::vector<memory_space_peak> memory_space_peaks(const memory_timeline& t) {
-  return memory_space_peaks(t, uses_of(t));
+  return detail::memory_space_peaks(t, detail::uses_of(t));
 }
 
 /// Completes a report whose parts are filled (the timeline, the statistics, the heaps, the
 /// allocations): the peak, the memory spaces, fragmentation at the peak, and
 /// `stats.peak_memory_in_bytes`. Every report is built here.
 [[nodiscard]] inline memory_report build_report(memory_report r) {
-  const auto uses = uses_of(r.timeline);  // each allocation's use, for both peaks
-  r.peak = find_peak(r.timeline, uses);
-  r.memory_spaces = memory_space_peaks(r.timeline, uses);
+  const auto uses = detail::uses_of(r.timeline);  // each allocation's use, for both peaks
+  r.peak = detail::find_peak(r.timeline, uses);
+  r.memory_spaces = detail::memory_space_peaks(r.timeline, uses);
   r.fragmentation_at_peak = report::fragmentation_at_peak(r.timeline, r.peak);
   r.stats.peak_memory_in_bytes = r.peak.bytes;
   return r;

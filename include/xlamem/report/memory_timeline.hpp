@@ -115,9 +115,11 @@ struct memory_timeline {
 /// Bytes in use at one time, by kind.
 using kind_bytes = std::array<std::int64_t, buffer_kind_count>;
 
+namespace detail {
 /// Each allocation's use over time (`allocation_usage`), in the order of `t.allocations`
 /// (none for an allocation without buffers): the device peak and the memory spaces both read
-/// it, so a report computes it once.
+/// it, so `build_report` computes it once. The functions taking one read it as `uses_of(t)` of
+/// the same timeline (their public forms compute it).
 using allocation_uses = std::vector<std::vector<usage_piece>>;
 [[nodiscard]] inline allocation_uses uses_of(const memory_timeline& t) {
   const auto horizon = t.horizon();
@@ -143,7 +145,6 @@ using allocation_uses = std::vector<std::vector<usage_piece>>;
   return out;
 }
 
-namespace detail {
 /// Bytes in use at every time by kind, over the allocations that are not host memory; `uses`
 /// is `uses_of(t)`.
 [[nodiscard]] inline std::vector<kind_bytes> usage_by_kind(const memory_timeline& t, const allocation_uses& uses) {
@@ -171,7 +172,7 @@ namespace detail {
 /// host allocations are left out), by `allocation_usage` (`passes/memory_usage.hpp`): a heap
 /// counts the bytes its live buffers cover, another allocation its largest live buffer.
 [[nodiscard]] inline std::vector<kind_bytes> usage_over_time(const memory_timeline& t) {
-  return detail::usage_by_kind(t, uses_of(t));
+  return detail::usage_by_kind(t, detail::uses_of(t));
 }
 
 /// The peak of the device memory and when it happens: the one peak of `passes/memory_usage.hpp`
@@ -183,8 +184,8 @@ struct peak_info {
   std::vector<std::size_t> live;  ///< indices into `buffers` live then (peak allocations), largest first
 };
 
-/// The first time with the most device bytes in use, and the buffers live then; `uses` is
-/// `uses_of(t)`.
+namespace detail {
+/// `find_peak` from `uses = uses_of(t)`.
 [[nodiscard]] inline peak_info find_peak(const memory_timeline& t, const allocation_uses& uses) {
   // The device total at every time (a running sum of the pieces' starts and ends), then the
   // kinds at the peak only.
@@ -216,8 +217,10 @@ struct peak_info {
   });
   return p;
 }
-/// The same, computing `uses_of(t)`.
-[[nodiscard]] inline peak_info find_peak(const memory_timeline& t) { return find_peak(t, uses_of(t)); }
+}  // namespace detail
+
+/// The first time with the most device bytes in use, and the buffers live then.
+[[nodiscard]] inline peak_info find_peak(const memory_timeline& t) { return detail::find_peak(t, detail::uses_of(t)); }
 
 /// How much of a temporary heap is in use at one time.
 struct fragmentation {
