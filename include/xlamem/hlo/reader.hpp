@@ -63,7 +63,8 @@ class hlo_parser : public instruction_grammar {
   }
 
   // The lines from here to the next line that starts with '}' (where XLA's text closes a
-  // computation), at most one per 16 bytes: room for a computation's names up front. Linear
+  // computation), at most one per 40 bytes as for the module (so the table stays under 2 bytes
+  // per byte of text): room for a computation's names up front. Linear
   // over a whole module: the closing found is kept while it is ahead, and the two line
   // counts only move forward.
   struct forward_line_count {
@@ -85,7 +86,7 @@ class hlo_parser : public instruction_grammar {
       if (next_close_ == std::string_view::npos) next_close_ = s_.size();
     }
     const std::size_t lines = lines_to_close_.at(s_, next_close_) - lines_to_here_.at(s_, p_);
-    return std::min(lines, (next_close_ - p_) / 16);
+    return std::min(lines, (next_close_ - p_) / 40);
   }
 
   // ---- module header ----
