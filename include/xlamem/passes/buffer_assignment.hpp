@@ -1121,8 +1121,7 @@ class buffer_assignment {
       for (const auto& v : values) pointers.push_back(&v);
       add_usage(total, allocation_usage(pointers, f.is_preallocated_temp(), horizon));
     }
-    for (std::size_t t = 1; t < total.size(); ++t) total[t] += total[t - 1];
-    total.pop_back();
+    to_steps(total);
     const auto peak = first_peak(total);
     peak_time_ = peak.time;
     stats_.peak_memory_in_bytes = peak.bytes;

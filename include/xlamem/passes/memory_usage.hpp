@@ -168,6 +168,13 @@ inline void add_usage(std::vector<std::int64_t>& diff, const std::vector<usage_p
   }
 }
 
+/// Turns a difference array filled by `add_usage` (size horizon + 1) into the bytes in use at
+/// each step (size horizon), in place.
+inline void to_steps(std::vector<std::int64_t>& diff) {
+  for (std::size_t t = 1; t < diff.size(); ++t) diff[t] += diff[t - 1];
+  if (!diff.empty()) diff.pop_back();
+}
+
 /// The peak of per-step totals: the first step with the most bytes (step 0 and 0 bytes when
 /// nothing is in use).
 struct usage_peak {

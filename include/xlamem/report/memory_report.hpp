@@ -163,10 +163,7 @@ namespace detail {
     if (a.kind == buffer_kind::constant || a.kind == buffer_kind::thread_local_) continue;
     add_usage(total, uses[n]);
   }
-  for (auto& [color, total] : out) {
-    for (std::size_t x = 1; x < total.size(); ++x) total[x] += total[x - 1];
-    total.pop_back();
-  }
+  for (auto& [color, total] : out) to_steps(total);
   return out;
 }
 /// `memory_space_peaks` from `uses = uses_of(t)`.

@@ -193,8 +193,7 @@ namespace detail {
   for (std::size_t n = 0; n < t.allocations.size(); ++n) {
     if (t.counts_in_peak(t.allocations[n])) add_usage(totals, uses[n]);
   }
-  for (std::size_t x = 1; x < totals.size(); ++x) totals[x] += totals[x - 1];
-  totals.pop_back();
+  to_steps(totals);
   const auto peak = first_peak(totals);
   peak_info p;
   p.time = peak.time;
