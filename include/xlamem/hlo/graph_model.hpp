@@ -170,7 +170,10 @@ struct graph_traits<hlo::module> {
     const hlo::shape* a = m[operand].shape.subshape(operand_index);
     const hlo::shape* b = m[user].shape.subshape(user_index);
     if (a == nullptr || b == nullptr || !a->is_array() || !b->is_array()) return false;
-    if (a->type != b->type || a->dims != b->dims || a->byte_size() != b->byte_size()) return false;
+    if (a->type != b->type || a->dims != b->dims) return false;
+    // Same type and bounds: the bytes differ only where sub-byte packing (`E(n)`) differs.
+    const auto packing = [](const hlo::shape& s) { return s.has_layout ? s.layout.element_size_bits : 0; };
+    if (packing(*a) != packing(*b) && a->byte_size() != b->byte_size()) return false;
     // XLA: "the operand and user emit the same shape and layout" (ShapeUtil::Equal): a
     // transposing copy, or LAPACK's column-major result copied to row-major, gets its own buffer.
     if (a->has_layout && b->has_layout && !(a->layout == b->layout)) return false;
@@ -180,23 +183,24 @@ struct graph_traits<hlo::module> {
       if (!kind || *kind == "kOutput" || !user_index.empty()) return false;
       return hlo::detail::fusion_is_elementwise_on(m, user, operand);
     }
-    // The operand positions of `operand` in the user (XLA's OperandIndices).
-    std::vector<std::size_t> at;
+    // The operand positions of `operand` in the user (XLA's OperandIndices): how many, and the first.
+    std::size_t uses = 0;
+    std::size_t first_use = 0;
     for (std::size_t k = 0; k < u.operands.size(); ++k) {
-      if (u.operands[k] == operand) at.push_back(k);
+      if (u.operands[k] == operand && uses++ == 0) first_use = k;
     }
     namespace ops = hlo::opcodes;
     if (u.opcode == ops::dynamic_update_slice || u.opcode == ops::scatter || u.opcode == ops::triangular_solve ||
         u.opcode == ops::set_dimension_size) {
       // Written over when used once, at the operand XLA names (b of triangular-solve, else the first).
-      return at.size() == 1 && at[0] == (u.opcode == ops::triangular_solve ? 1u : 0u);
+      return uses == 1 && first_use == (u.opcode == ops::triangular_solve ? 1u : 0u);
     }
     if (u.opcode == ops::sort) {
       // A sort runs in place: a key (or the i-th array of a multi-operand sort, into output {i})
       // shares its operand's buffer when the sort is that operand's only user.
       if (m[operand].users.size() != 1) return false;
       if (u.operands.size() == 1) return true;
-      return at.size() == 1 && user_index.size() == 1 && user_index[0] == static_cast<std::int64_t>(at[0]);
+      return uses == 1 && user_index.size() == 1 && user_index[0] == static_cast<std::int64_t>(first_use);
     }
     return user_index.empty() && hlo::detail::is_elementwise(u.opcode);
   }

@@ -391,20 +391,23 @@ inline std::vector<in_place_pair> parse_output_to_operand_aliasing(std::string_v
 /// Memory semantics of instruction `i` (XLA's dataflow rules, written as data).
 namespace detail {
 /// Opcodes XLA treats as elementwise on every operand (`IsElementwise`), without `copy`.
+inline constexpr std::string_view elementwise_opcode_names[] = {
+    "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare",
+    "complex", "convert", "cosine", "divide", "erf", "exponential", "exponential-minus-one",
+    "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
+    "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
+    "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
+    "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
+    "stochastic-convert", "subtract", "tan", "tanh", "xor"};
+/// `elementwise_opcode_names` as a flag per opcode: the planner asks once per reuse candidate.
+inline constexpr auto elementwise_opcodes = [] {
+  std::array<bool, opcode_names.size()> flags{};
+  for (const auto n : elementwise_opcode_names) flags[static_cast<std::size_t>(*opcode_from_name(n))] = true;
+  return flags;
+}();
 inline bool is_elementwise(opcode op) noexcept {
-  static constexpr std::string_view names[] = {
-      "abs", "add", "and", "atan2", "bitcast-convert", "cbrt", "ceil", "clamp", "clz", "compare",
-      "complex", "convert", "cosine", "divide", "erf", "exponential", "exponential-minus-one",
-      "floor", "imag", "is-finite", "log", "log-plus-one", "logistic", "maximum", "minimum",
-      "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce-precision",
-      "remainder", "round-nearest-afz", "round-nearest-even", "rsqrt", "select", "shift-left",
-      "shift-right-arithmetic", "shift-right-logical", "sign", "sine", "sqrt",
-      "stochastic-convert", "subtract", "tan", "tanh", "xor"};
-  const std::string_view n = name_of(op);
-  for (auto x : names) {
-    if (x == n) return true;
-  }
-  return false;
+  const auto i = static_cast<std::size_t>(op);
+  return i < elementwise_opcodes.size() && elementwise_opcodes[i];
 }
 /// XLA's `IsElementwiseOnOperand` for an instruction inside a fused computation: the
 /// elementwise opcodes plus `copy`, and `dynamic-update-slice` on the array it updates.
