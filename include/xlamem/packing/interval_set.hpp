@@ -27,7 +27,7 @@ class interval_set {
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
     nodes_.push_back({lo, hi, hi, payload, z ^ (z >> 31), none, none});
-    root_ = insert_at(root_, static_cast<index>(nodes_.size() - 1));
+    insert_node(static_cast<index>(nodes_.size() - 1));
   }
 
   /// Calls `stop(payload)` for intervals meeting [lo, hi] (closed), in no particular order,
@@ -85,34 +85,41 @@ class interval_set {
     if (n.left != none) n.max_hi = std::max(n.max_hi, nodes_[n.left].max_hi);
     if (n.right != none) n.max_hi = std::max(n.max_hi, nodes_[n.right].max_hi);
   }
-  index rotate_right(index t) {
-    const index l = nodes_[t].left;
-    nodes_[t].left = nodes_[l].right;
-    nodes_[l].right = t;
-    pull(t);
-    pull(l);
-    return l;
+  // Node `n` goes where the treap's order puts it: down from the root while the nodes there
+  // have a priority at least its own (each now also covering its end), then in place of the
+  // first one that has not, whose subtree splits into its left and right (ties in start go
+  // left: the in-order sequence is by start, then by insertion). The tree is the one inserting
+  // at a leaf and rotating up builds, without a recursion the tree's depth deep and without
+  // recomputing every ancestor's latest end from both children on the way back.
+  void insert_node(index n) {
+    const std::int64_t lo = nodes_[n].lo, hi = nodes_[n].hi;
+    const std::uint64_t priority = nodes_[n].priority;
+    index* link = &root_;
+    while (*link != none && nodes_[*link].priority >= priority) {
+      node& t = nodes_[*link];
+      t.max_hi = std::max(t.max_hi, hi);
+      link = lo < t.lo ? &t.left : &t.right;
+    }
+    split(*link, lo, nodes_[n].left, nodes_[n].right);
+    pull(n);
+    *link = n;
   }
-  index rotate_left(index t) {
-    const index r = nodes_[t].right;
-    nodes_[t].right = nodes_[r].left;
-    nodes_[r].left = t;
-    pull(t);
-    pull(r);
-    return r;
-  }
-  // Recursion depth is the treap's depth: O(log n) expected.
-  index insert_at(index t, index n) {
-    if (t == none) return n;
-    if (nodes_[n].lo < nodes_[t].lo) {
-      nodes_[t].left = insert_at(nodes_[t].left, n);
-      if (nodes_[nodes_[t].left].priority > nodes_[t].priority) return rotate_right(t);
+  // Splits subtree `t` into the nodes starting at or before `lo` (`l`) and after it (`r`).
+  // Recursion depth is the split path's length: the rotations an insert makes, fewer than 2
+  // expected.
+  void split(index t, std::int64_t lo, index& l, index& r) {
+    if (t == none) {
+      l = r = none;
+      return;
+    }
+    if (nodes_[t].lo <= lo) {
+      split(nodes_[t].right, lo, nodes_[t].right, r);
+      l = t;
     } else {
-      nodes_[t].right = insert_at(nodes_[t].right, n);
-      if (nodes_[nodes_[t].right].priority > nodes_[t].priority) return rotate_left(t);
+      split(nodes_[t].left, lo, l, nodes_[t].left);
+      r = t;
     }
     pull(t);
-    return t;
   }
 };
 
