@@ -9,6 +9,7 @@
 /// fills it); the summary sums them each way.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -42,6 +43,13 @@ namespace detail {
 [[nodiscard]] inline std::vector<memory_transfer> memory_transfers_of(const hlo::module& m,
                                                                       const std::vector<std::string>& schedule) {
   namespace ops = hlo::opcodes;
+  const auto may_move = [](hlo::opcode op) {
+    return op == ops::copy_start || op == ops::dynamic_update_slice || op == ops::copy || op == ops::dynamic_slice;
+  };
+  // Most modules move nothing: one pass over the opcodes, and nothing built, decides that.
+  if (std::none_of(m.instructions.begin(), m.instructions.end(), [&](const auto& in) { return may_move(in.opcode); })) {
+    return {};
+  }
   // Fusion bodies run inside their fusion: nothing in them moves between memory spaces alone.
   std::vector<bool> fused(m.computations.size(), false);
   for (const auto& in : m.instructions) {
@@ -50,8 +58,8 @@ namespace detail {
       if (ref.role == hlo::call_role::calls) fused[hlo::index_of(ref.computation)] = true;
     }
   }
-  // Both built at the first transfer: most modules have none, and a schedule of 10^6 steps
-  // must not cost a table of 10^6 names for nothing.
+  // Both built at the first transfer: a schedule of 10^6 steps must not cost a table of 10^6
+  // names for nothing.
   std::optional<stack_frame_index> frames;
   std::unordered_map<std::string_view, std::int64_t> step;
 
@@ -60,7 +68,7 @@ namespace detail {
     if (fused[c]) continue;
     for (const auto id : m.computations[c].instructions) {
       const auto& in = m[id];
-      if (in.operands.empty()) continue;
+      if (!may_move(in.opcode) || in.operands.empty()) continue;
       const hlo::shape* from = &m[in.operands[0]].shape;
       const hlo::shape* to = &in.shape;
       const hlo::shape* moved = to;
@@ -70,8 +78,6 @@ namespace detail {
       } else if (in.opcode == ops::dynamic_update_slice) {
         if (in.operands.size() < 2) continue;
         from = moved = &m[in.operands[1]].shape;  // the update is what moves
-      } else if (in.opcode != ops::copy && in.opcode != ops::dynamic_slice) {
-        continue;
       }
       const auto a = detail::space_of(*from), b = detail::space_of(*to);
       if (a == b) continue;

@@ -182,7 +182,8 @@ struct plan_facts {
     for (const auto& x : al.values) {
       const auto& v = f.values[x.value];
       if (!v.has_range) continue;
-      timeline_buffer tb;
+      // Built in place, not moved in: a timeline buffer is about 200 bytes of strings.
+      timeline_buffer& tb = t.buffers.emplace_back();
       tb.name = f.value_name(m, x.value, !v.is_tuple);
       tb.shape = traits::shape_string(m, v.instruction, f.index_of(v));
       tb.size = x.size;
@@ -193,7 +194,6 @@ struct plan_facts {
       tb.offset = x.offset;
       tb.color = ta.color;
       tb.source = source_of(frames, m[v.instruction]);
-      t.buffers.push_back(std::move(tb));
     }
     if (al.values.empty() && al.flags().maybe_live_out) {  // an emulated output copy
       timeline_buffer tb;
