@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -435,7 +436,7 @@ class instruction_grammar : public shape_grammar {
     if (!resolve_operands(cid, local, order)) return false;
     computation& c = m_[cid];
     c.instructions = std::move(order);
-    return find_root(c) && number_parameters(c) && link_users(c, index_of(local.front()));
+    return root_and_parameters(c) && link_users(c, index_of(local.front()));
   }
 
   // Operands by name. Compact GTE operands create get-tuple-element instructions, one per
@@ -502,34 +503,28 @@ class instruction_grammar : public shape_grammar {
   }
 
   // The ROOT, or the last instruction; a second ROOT is an error.
-  bool find_root(computation& c) {
-    bool have_root = false;
+  // The root (the one ROOT, else the last instruction) and the parameters, numbered 0..n-1,
+  // each once: one pass over the instructions (each pass over 10^6 of them is a cache miss
+  // apiece), then the parameters alone.
+  bool root_and_parameters(computation& c) {
+    std::optional<instruction_id> root, second_root;
+    std::vector<instruction_id> params;  // in text order
     for (auto i : c.instructions) {
-      if (!m_[i].is_root) continue;
-      if (have_root) {
-        return fail(instr_pos_[index_of(i)], "second ROOT in computation " + quoted(c.name) + " (first is " +
-                                                 quoted(m_[c.root].name) + ")");
-      }
-      have_root = true;
-      c.root = i;
+      const instruction& in = m_[i];
+      if (in.is_root && !second_root) (root ? second_root : root).emplace(i);
+      if (in.opcode == opcodes::parameter) params.push_back(i);
     }
-    if (!have_root) {
-      c.root = c.instructions.back();
-      m_[c.root].is_root = true;
+    if (second_root) {
+      return fail(instr_pos_[index_of(*second_root)], "second ROOT in computation " + quoted(c.name) + " (first is " +
+                                                          quoted(m_[*root].name) + ")");
     }
-    return true;
-  }
-
-  // Parameters: numbers 0..n-1, each once.
-  bool number_parameters(computation& c) {
-    const auto& all = c.instructions;
-    std::size_t nparams = 0;
-    for (auto i : all) nparams += m_[i].opcode == opcodes::parameter ? 1 : 0;
+    c.root = root.value_or(c.instructions.back());
+    m_[c.root].is_root = true;
+    const std::size_t nparams = params.size();
     c.parameters.assign(nparams, instruction_id{});
     std::vector<bool> seen(nparams, false);
-    for (auto i : all) {
+    for (auto i : params) {
       const instruction& in = m_[i];
-      if (in.opcode != opcodes::parameter) continue;
       const auto num = static_cast<std::uint64_t>(in.parameter_number);
       if (num >= nparams) {
         return fail(instr_pos_[index_of(i)], "parameter number " + std::to_string(in.parameter_number) +
