@@ -87,36 +87,44 @@ template <class Value>
     std::int32_t delta;   // +1 starts, -1 ends
   };
   if (horizon <= 0) return {};
-  const auto steps_of = [&](const Value& b, std::int64_t& s, std::int64_t& e) {  // false: never in use
-    s = std::clamp<std::int64_t>(b.start, 0, horizon - 1);
-    e = std::min(std::max(b.end, b.start), horizon - 1);
-    return b.size > 0 && e >= s;
+  // Each value's steps and bytes read once, side by side: the values may be large records
+  // (a report's timeline buffer is about 200 bytes), and the passes below read each 4 times.
+  struct span {
+    std::int64_t start, end, size;  // steps clamped to the horizon; size 0: never in use
   };
+  std::vector<span> spans(values.size());
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const Value& b = *values[k];
+    const std::int64_t s = std::clamp<std::int64_t>(b.start, 0, horizon - 1);
+    const std::int64_t e = std::min(std::max(b.end, b.start), horizon - 1);
+    if (b.size > 0 && e >= s) spans[k] = {s, e, b.size};
+  }
   // The starts and ends by time, in the order of `values` at equal times: counted into place
   // when the steps are few against the values (no comparison sort: an allocation may hold
   // 10^6 values), else merge sorted.
   std::vector<event> events;
-  std::int64_t s = 0, e = 0;
   if (static_cast<std::uint64_t>(horizon) < 4 * static_cast<std::uint64_t>(values.size())) {
     std::vector<std::size_t> first(static_cast<std::size_t>(horizon) + 2, 0);  // then: where each step's events go
-    for (const auto* b : values) {
-      if (!steps_of(*b, s, e)) continue;
-      ++first[static_cast<std::size_t>(s) + 1];
-      ++first[static_cast<std::size_t>(e) + 2];
+    for (const auto& x : spans) {
+      if (x.size == 0) continue;
+      ++first[static_cast<std::size_t>(x.start) + 1];
+      ++first[static_cast<std::size_t>(x.end) + 2];
     }
     for (std::size_t t = 1; t < first.size(); ++t) first[t] += first[t - 1];
     events.resize(first.back());
-    for (std::size_t k = 0; k < values.size(); ++k) {
-      if (!steps_of(*values[k], s, e)) continue;
-      events[first[static_cast<std::size_t>(s)]++] = {s, static_cast<std::uint32_t>(k), +1};
-      events[first[static_cast<std::size_t>(e) + 1]++] = {e + 1, static_cast<std::uint32_t>(k), -1};
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      const auto& x = spans[k];
+      if (x.size == 0) continue;
+      events[first[static_cast<std::size_t>(x.start)]++] = {x.start, static_cast<std::uint32_t>(k), +1};
+      events[first[static_cast<std::size_t>(x.end) + 1]++] = {x.end + 1, static_cast<std::uint32_t>(k), -1};
     }
   } else {
     events.reserve(2 * values.size());
-    for (std::size_t k = 0; k < values.size(); ++k) {
-      if (!steps_of(*values[k], s, e)) continue;
-      events.push_back({s, static_cast<std::uint32_t>(k), +1});
-      events.push_back({e + 1, static_cast<std::uint32_t>(k), -1});
+    for (std::size_t k = 0; k < spans.size(); ++k) {
+      const auto& x = spans[k];
+      if (x.size == 0) continue;
+      events.push_back({x.start, static_cast<std::uint32_t>(k), +1});
+      events.push_back({x.end + 1, static_cast<std::uint32_t>(k), -1});
     }
     std::stable_sort(events.begin(), events.end(), [](const event& x, const event& y) { return x.time < y.time; });
   }
@@ -126,8 +134,9 @@ template <class Value>
   std::vector<std::int64_t> bounds;
   if (is_heap) {
     for (const auto& ev : events) {
-      bounds.push_back(values[ev.value]->offset);
-      bounds.push_back(values[ev.value]->offset + values[ev.value]->size);
+      const std::int64_t offset = values[ev.value]->offset;
+      bounds.push_back(offset);
+      bounds.push_back(offset + spans[ev.value].size);
     }
     std::sort(bounds.begin(), bounds.end());
     bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
@@ -160,13 +169,14 @@ template <class Value>
   for (std::size_t i = 0; i < events.size();) {
     const std::int64_t time = events[i].time;
     for (; i < events.size() && events[i].time == time; ++i) {
-      const auto* b = values[events[i].value];
+      const std::int64_t size = spans[events[i].value].size;
       if (is_heap) {
-        update(update, 1, 0, stretches, stretch_of(b->offset), stretch_of(b->offset + b->size), events[i].delta);
+        const std::int64_t offset = values[events[i].value]->offset;
+        update(update, 1, 0, stretches, stretch_of(offset), stretch_of(offset + size), events[i].delta);
       } else if (events[i].delta > 0) {
-        live_sizes.insert(b->size);
+        live_sizes.insert(size);
       } else {
-        live_sizes.erase(b->size);
+        live_sizes.erase(size);
       }
     }
     const std::int64_t bytes = is_heap ? (stretches > 0 ? covered[1] : 0) : live_sizes.get();
