@@ -52,4 +52,28 @@ TEST_SUITE("hlo/shape") {
     graph_traits<hlo::module>::set_memory_space(m, m.computations[0].root, {}, 5);
     CHECK(hlo::to_string(m[m.computations[0].root].shape) == "f32[2,3]{1,0:S(5)}");
   }
+
+  TEST_CASE("layout equality and has_details: rare parts set, written back to defaults, or never made") {
+    hlo::layout plain, touched, tiled, tiled_too;
+    plain.minor_to_major = touched.minor_to_major = tiled.minor_to_major = tiled_too.minor_to_major = {1, 0};
+    (void)touched.details();  // made, left at its defaults
+    tiled.details().tiles = {{8, 128}};
+    tiled_too.details().tiles = {{8, 128}};
+    CHECK_FALSE(plain.has_details());
+    CHECK_FALSE(touched.has_details());
+    CHECK(tiled.has_details());
+    CHECK(plain == touched);
+    CHECK(touched == plain);
+    CHECK_FALSE(plain == tiled);
+    CHECK_FALSE(tiled == touched);
+    CHECK(tiled == tiled_too);
+    hlo::shape s;
+    s.type = hlo::element_type::f32;
+    s.dims = {2, 3};
+    s.has_layout = true;
+    s.layout = touched;
+    CHECK(hlo::to_string(s) == "f32[2,3]{1,0}");
+    s.layout = tiled;
+    CHECK(hlo::to_string(s) == "f32[2,3]{1,0:T(8,128)}");
+  }
 }

@@ -156,9 +156,14 @@ struct layout {
     return *details_;
   }
 
+  /// Whether a rare part is set (`details()` is not all defaults).
+  [[nodiscard]] bool has_details() const { return details_ != nullptr && !details_->empty(); }
+
   friend bool operator==(const layout& a, const layout& b) {
+    // Neither has rare parts (the usual case): no defaults to build and compare.
+    const bool same_details = (a.details_ == nullptr && b.details_ == nullptr) || a.details() == b.details();
     return a.minor_to_major == b.minor_to_major && a.element_size_bits == b.element_size_bits &&
-           a.memory_space == b.memory_space && a.details() == b.details();
+           a.memory_space == b.memory_space && same_details;
   }
 
  private:
@@ -293,7 +298,7 @@ inline void append_layout(std::string& out, const layout& l) {
     detail::append_int(out, l.minor_to_major[k]);
   }
   const layout_details& d = l.details();
-  const bool extras = !d.empty() || l.element_size_bits != 0 || l.memory_space != 0;
+  const bool extras = l.element_size_bits != 0 || l.memory_space != 0 || l.has_details();
   if (extras) {
     out += ':';
     if (!d.dim_level_types.empty()) {
