@@ -51,11 +51,6 @@ struct usage_piece {
   return !is_constant && !is_thread_local && !is_host;
 }
 
-/// The bytes one allocation uses over time, as pieces of constant use, each as long as the use
-/// stays the same (steps of no use left out). `values` point at anything with `start`, `end`,
-/// `offset` and `size` members (`placed_value`, the report's timeline buffers); there are
-/// fewer than 2^32 of them (values of one allocation, each from an input of at least as many
-/// bytes). Steps are clamped to `[0, horizon)`.
 namespace detail {
 /// The largest of a multiset of sizes that grows and shrinks: removals wait in a second heap
 /// until they reach the top (every removed size was inserted first). No node per size, as a
@@ -66,7 +61,7 @@ class largest_size {
   void erase(std::int64_t size) { out_.push(size); }
   /// The largest size inserted and not erased, or 0.
   [[nodiscard]] std::int64_t get() {
-    while (!out_.empty() && in_.top() == out_.top()) {
+    while (!out_.empty() && !in_.empty() && in_.top() == out_.top()) {
       in_.pop();
       out_.pop();
     }
@@ -78,6 +73,11 @@ class largest_size {
 };
 }  // namespace detail
 
+/// The bytes one allocation uses over time, as pieces of constant use, each as long as the use
+/// stays the same (steps of no use left out). `values` point at anything with `start`, `end`,
+/// `offset` and `size` members (`placed_value`, the report's timeline buffers); there are
+/// fewer than 2^32 of them (values of one allocation, each from an input of at least as many
+/// bytes). Steps are clamped to `[0, horizon)`.
 template <class Value>
 [[nodiscard]] std::vector<usage_piece> allocation_usage(const std::vector<const Value*>& values, bool is_heap,
                                                         std::int64_t horizon) {

@@ -502,7 +502,6 @@ class instruction_grammar : public shape_grammar {
     return true;
   }
 
-  // The ROOT, or the last instruction; a second ROOT is an error.
   // The root (the one ROOT, else the last instruction) and the parameters, numbered 0..n-1,
   // each once: one pass over the instructions (each pass over 10^6 of them is a cache miss
   // apiece), then the parameters alone.
@@ -511,7 +510,11 @@ class instruction_grammar : public shape_grammar {
     std::vector<instruction_id> params;  // in text order
     for (auto i : c.instructions) {
       const instruction& in = m_[i];
-      if (in.is_root && !second_root) (root ? second_root : root).emplace(i);
+      if (in.is_root && !root) {
+        root = i;
+      } else if (in.is_root && !second_root) {
+        second_root = i;
+      }
       if (in.opcode == opcodes::parameter) params.push_back(i);
     }
     if (second_root) {
