@@ -171,9 +171,8 @@ struct graph_traits<hlo::module> {
     const hlo::shape* b = m[user].shape.subshape(user_index);
     if (a == nullptr || b == nullptr || !a->is_array() || !b->is_array()) return false;
     if (a->type != b->type || a->dims != b->dims) return false;
-    // Same type and bounds: the bytes differ only where sub-byte packing (`E(n)`) differs.
-    const auto packing = [](const hlo::shape& s) { return s.has_layout ? s.layout.element_size_bits : 0; };
-    if (packing(*a) != packing(*b) && a->byte_size() != b->byte_size()) return false;
+    // Same type and bounds: the bytes differ only where the stored element bits (`E(n)`) do.
+    if (a->stored_element_bits() != b->stored_element_bits() && a->byte_size() != b->byte_size()) return false;
     // XLA: "the operand and user emit the same shape and layout" (ShapeUtil::Equal): a
     // transposing copy, or LAPACK's column-major result copied to row-major, gets its own buffer.
     if (a->has_layout && b->has_layout && !(a->layout == b->layout)) return false;

@@ -54,17 +54,20 @@ class hlo_parser : public instruction_grammar {
   }
 
  private:
-  // An instruction takes a line, and at least 40 bytes in real dumps (70-300 usually): room
-  // for that many up front, so that a large module's instructions are not moved at every
-  // doubling (untouched room costs address space, not memory).
+  // An instruction takes a line, and at least this many bytes in real dumps (70-300 usually):
+  // the up-front estimates of instructions and names count no more lines than that allows.
+  static constexpr std::size_t min_instruction_bytes = 40;
+
+  // Room for the module's instructions up front, so that a large module's instructions are
+  // not moved at every doubling (untouched room costs address space, not memory).
   [[nodiscard]] std::size_t instruction_estimate() const noexcept {
     const auto lines = static_cast<std::size_t>(std::count(s_.begin(), s_.end(), '\n'));
-    return std::min(lines, s_.size() / 40) + 16;
+    return std::min(lines, s_.size() / min_instruction_bytes) + 16;
   }
 
   // The lines from here to the next line that starts with '}' (where XLA's text closes a
-  // computation), at most one per 40 bytes as for the module (so the table stays under 2 bytes
-  // per byte of text): room for a computation's names up front. Linear
+  // computation), at most one per `min_instruction_bytes` as for the module (so the table stays
+  // under 2 bytes per byte of text): room for a computation's names up front. Linear
   // over a whole module: the closing found is kept while it is ahead, and the two line
   // counts only move forward.
   struct forward_line_count {
@@ -86,7 +89,7 @@ class hlo_parser : public instruction_grammar {
       if (next_close_ == std::string_view::npos) next_close_ = s_.size();
     }
     const std::size_t lines = lines_to_close_.at(s_, next_close_) - lines_to_here_.at(s_, p_);
-    return std::min(lines, (next_close_ - p_) / 40);
+    return std::min(lines, (next_close_ - p_) / min_instruction_bytes);
   }
 
   // ---- module header ----

@@ -208,18 +208,22 @@ struct shape {
     return checked_element_count().value_or(UINT64_MAX);
   }
 
+  /// Bits an element of this array takes in memory: `E(n)` of the layout where packed, else
+  /// its type's size.
+  [[nodiscard]] std::uint64_t stored_element_bits() const noexcept {
+    const bool packed = has_layout && layout.element_size_bits > 0;
+    return packed ? static_cast<std::uint64_t>(layout.element_size_bits) : element_bits(type);
+  }
+
   /// Buffer bytes of this node: arrays are element count times element size (sub-byte types
   /// are packed only with `E(n)`), tuples 8 bytes per element, tokens 0. Tiling padding is not
   /// modelled. Nullopt when the size does not fit in 64 bits.
   [[nodiscard]] std::optional<std::uint64_t> checked_byte_size() const noexcept {
     if (is_tuple()) return checked_mul(std::uint64_t{8}, static_cast<std::uint64_t>(elements.size()));
     if (!is_array()) return std::uint64_t{0};
-    const bool packed = has_layout && layout.element_size_bits > 0;
-    const std::uint64_t bits = packed ? static_cast<std::uint64_t>(layout.element_size_bits)
-                                      : element_bits(type);
     const auto count = checked_element_count();
     if (!count) return std::nullopt;
-    const auto total_bits = checked_mul(*count, bits);
+    const auto total_bits = checked_mul(*count, stored_element_bits());
     if (!total_bits) return std::nullopt;
     return *total_bits / 8 + (*total_bits % 8 != 0 ? 1 : 0);
   }
