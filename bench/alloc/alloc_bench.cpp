@@ -2,7 +2,10 @@
 // alloc_bench: fixed_block_pool free-list policies against the strongest baselines we can run
 // here, in one run: an XLA-style pool (mutex + std::queue, RAII handle, StatusOr-shaped
 // result), glibc malloc/free of the same size, and mimalloc / jemalloc through their own APIs.
-// Patterns: an acquire+release pair (1 and 2 threads) and a burst (acquire 64, release 64).
+// Patterns: an acquire+release pair (1, 2 and 8 threads: 8 oversubscribe this 2-core machine),
+// a burst (acquire 64, release 64), and a hand-off (one thread acquires, another releases,
+// through a single-producer single-consumer ring: a runtime's transfer threads). "default" is
+// what `fixed_block_pool<Upstream>` gives without naming a policy (`per_cpu_cache_policy`).
 // Pool variants: each free-list policy used directly, through `try_acquire_many` /
 // `release_many` ("+bulk"), and through a per-thread `local_cache` ("+cache"); the default
 // lists (no owner bias, no system call) and the opt-in `owner_biased<...>` lists ("biased_")
@@ -24,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <queue>
 #include <string>
 #include <thread>
@@ -124,6 +128,7 @@ std::unique_ptr<pool_t<F>> make_shared_pool() {
 // The shared pools, used by the two-thread runs, the ":shared" runs and the local_cache
 // variants; built in main(). The one-thread `biased_` runs without a suffix build their own
 // pool, used by that thread alone (the owner bias holds, as for a pool that one worker owns).
+std::unique_ptr<pool_t<per_cpu_cache_policy>> default_pool;
 std::unique_ptr<pool_t<lock_free_policy>> lock_free_pool;
 std::unique_ptr<pool_t<mutex_fifo_policy>> mutex_fifo_pool;
 std::unique_ptr<pool_t<biased_lock_free>> biased_lock_free_pool;
@@ -294,7 +299,21 @@ class ratio_reporter : public benchmark::ConsoleReporter {
     std::printf("\nRatios (throughput of the first / throughput of the second; >1 means faster)\n");
     const std::string t1 = "/threads:1";
     const std::string t2 = "/real_time/threads:2";
-    std::printf(" Headline lines (default lists first, then the opt-in owner bias):\n");
+    const std::string t8 = "/real_time/threads:8";
+    std::printf(" The default pool (per_cpu_cache_policy) against every peer, every pattern:\n");
+    for (const char* peer : {"glibc_malloc", "mimalloc", "jemalloc", "xla_mutex_queue"}) {
+      const std::string p = peer;
+      ratio("pair 1T: default / " + p, "pair/default" + t1, "pair/" + p + t1);
+      ratio("pair 2T: default / " + p, "pair/default" + t2, "pair/" + p + t2);
+      ratio("pair 8T: default / " + p, "pair/default" + t8, "pair/" + p + t8);
+      ratio("burst: default / " + p, "burst/default", "burst/" + p);
+      ratio("handoff: default / " + p, "handoff/default" + t2, "handoff/" + p + t2);
+    }
+    ratio("pair 1T: default / lock_free", "pair/default" + t1, "pair/lock_free" + t1);
+    ratio("pair 1T: default / lock_free+cache (a placed local_cache)", "pair/default" + t1,
+          "pair/lock_free+cache" + t1);
+    ratio("handoff: default / lock_free", "handoff/default" + t2, "handoff/lock_free" + t2);
+    std::printf(" Headline lines of the named lists (then the opt-in owner bias):\n");
     ratio("pair 1T: lock_free / xla_mutex_queue (>= 2)", "pair/lock_free" + t1,
           "pair/xla_mutex_queue" + t1);
     ratio("pair 1T: lock_free / glibc_malloc", "pair/lock_free" + t1, "pair/glibc_malloc" + t1);
@@ -371,6 +390,77 @@ class ratio_reporter : public benchmark::ConsoleReporter {
   std::map<std::string, double> rate_;
 };
 
+// A single-producer single-consumer ring of 32 slots: the hand-off channel every allocator
+// in the hand-off rows shares (the same code around each, so the ratio is the allocator's).
+template <class T>
+class handoff_ring {
+ public:
+  static constexpr std::uint64_t size = 32;
+  void put(T&& v) {
+    const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+    while (t - head_.load(std::memory_order_acquire) == size) std::this_thread::yield();
+    slots_[t % size] = std::move(v);
+    tail_.store(t + 1, std::memory_order_release);
+  }
+  T take() {
+    const std::uint64_t h = head_.load(std::memory_order_relaxed);
+    while (tail_.load(std::memory_order_acquire) == h) std::this_thread::yield();
+    T v = std::move(slots_[h % size]);
+    head_.store(h + 1, std::memory_order_release);
+    return v;
+  }
+
+ private:
+  alignas(64) std::atomic<std::uint64_t> head_{0};
+  alignas(64) std::atomic<std::uint64_t> tail_{0};
+  alignas(64) T slots_[size]{};
+};
+
+// Thread 0 produces (acquires and hands over), thread 1 consumes (releases); both run the
+// same iteration count. Items are hand-offs (counted on the producer).
+template <class T, class Produce, class Consume>
+void handoff(benchmark::State& state, Produce produce, Consume consume) {
+  static handoff_ring<T>* ring = nullptr;
+  if (state.thread_index() == 0) ring = new handoff_ring<T>();
+  static std::atomic<int> ready{0};
+  // Both threads see the ring before either starts.
+  ready.fetch_add(1);
+  while (ready.load() % 2 != 0) std::this_thread::yield();
+  if (state.thread_index() == 0) {
+    for (auto _ : state) ring->put(produce());
+    state.SetItemsProcessed(state.iterations());
+  } else {
+    for (auto _ : state) consume(ring->take());
+  }
+  // Both done with the ring before it goes.
+  ready.fetch_add(1);
+  while (ready.load() % 2 != 0) std::this_thread::yield();
+  if (state.thread_index() == 0) {
+    delete ring;
+    ring = nullptr;
+  }
+}
+
+template <class Pool>
+void pool_handoff(benchmark::State& state, Pool& pool) {
+  using handle = typename Pool::handle;
+  handoff<handle>(
+      state, [&] { return pool.acquire(); }, [](handle h) { benchmark::DoNotOptimize(h.data()); });
+}
+
+void xla_handoff(benchmark::State& state) {
+  using handle = std::optional<xla_style_pool::handle>;
+  handoff<handle>(
+      state, [] { return handle(*xla_pool->try_acquire()); },
+      [](handle h) { benchmark::DoNotOptimize(h->data()); });
+}
+
+template <class Alloc, class Free>
+void malloc_handoff(benchmark::State& state, Alloc alloc, Free release) {
+  handoff<void*>(
+      state, [&] { return alloc(block_bytes); }, [&](void* p) { release(p); });
+}
+
 // One thread: CPU time (the shared 2-core machine preempts us; CPU time is what the code
 // costs). Two threads: wall-clock throughput of both together, the only honest measure of
 // contention.
@@ -378,6 +468,18 @@ template <class Fn>
 void add(const std::string& name, Fn fn, bool threaded) {
   benchmark::RegisterBenchmark(name.c_str(), fn)->Threads(1);
   if (threaded) benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Threads(2);
+}
+
+// 1, 2 and 8 threads (8 on this 2-core machine: oversubscribed, threads preempted mid-call).
+template <class Fn>
+void add_oversubscribed(const std::string& name, Fn fn) {
+  add(name, fn, true);
+  benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Threads(8);
+}
+
+template <class Fn>
+void add_handoff(const std::string& name, Fn fn) {
+  benchmark::RegisterBenchmark(name.c_str(), fn)->UseRealTime()->Threads(2);
 }
 
 template <class Fn>
@@ -415,6 +517,7 @@ void two_atomic_rmw(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  default_pool = make_pool<per_cpu_cache_policy>();
   lock_free_pool = make_pool<lock_free_policy>();
   mutex_fifo_pool = make_pool<mutex_fifo_policy>();
   biased_lock_free_pool = make_shared_pool<biased_lock_free>();
@@ -445,8 +548,8 @@ int main(int argc, char** argv) {
 
   // The default lists: no owner bias, so one pool serves every row (its first thread is no
   // different from any other).
-  add(
-      "pair/lock_free", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); }, true);
+  add_oversubscribed("pair/default", [](benchmark::State& s) { pool_pair(s, *default_pool); });
+  add_oversubscribed("pair/lock_free", [](benchmark::State& s) { pool_pair(s, *lock_free_pool); });
   add_single("pair/lock_free,wait_policy",
              on_own_pool<lock_free_policy, wait_policy>([](auto& s, auto& p) { pool_pair(s, p); }));
   add(
@@ -471,22 +574,37 @@ int main(int argc, char** argv) {
   add_single("pair/biased_mutex_fifo:shared",
              [](benchmark::State& s) { pool_pair(s, *biased_mutex_fifo_pool); });
   add_single("pair/single_thread", [](benchmark::State& s) { pool_pair(s, *single_thread_pool); });
-  add("pair/xla_mutex_queue", xla_pair, true);
+  add_oversubscribed("pair/xla_mutex_queue", xla_pair);
   add_single("pair/floor_two_atomic_rmw", two_atomic_rmw);
-  add(
-      "pair/glibc_malloc", [](benchmark::State& s) { malloc_pair(s, glibc_alloc, glibc_free); },
-      true);
+  add_oversubscribed("pair/glibc_malloc",
+                     [](benchmark::State& s) { malloc_pair(s, glibc_alloc, glibc_free); });
   if (mi_malloc_fn != nullptr && mi_free_fn != nullptr) {
-    add(
-        "pair/mimalloc", [](benchmark::State& s) { malloc_pair(s, mi_alloc, mi_release); }, true);
+    add_oversubscribed("pair/mimalloc",
+                       [](benchmark::State& s) { malloc_pair(s, mi_alloc, mi_release); });
   }
   if (je_mallocx_fn != nullptr && je_dallocx_fn != nullptr) {
-    add(
-        "pair/jemalloc", [](benchmark::State& s) { malloc_pair(s, je_alloc, je_release); }, true);
+    add_oversubscribed("pair/jemalloc",
+                       [](benchmark::State& s) { malloc_pair(s, je_alloc, je_release); });
+  }
+
+  add_handoff("handoff/default", [](benchmark::State& s) { pool_handoff(s, *default_pool); });
+  add_handoff("handoff/lock_free", [](benchmark::State& s) { pool_handoff(s, *lock_free_pool); });
+  add_handoff("handoff/xla_mutex_queue", xla_handoff);
+  add_handoff("handoff/glibc_malloc",
+              [](benchmark::State& s) { malloc_handoff(s, glibc_alloc, glibc_free); });
+  if (mi_malloc_fn != nullptr && mi_free_fn != nullptr) {
+    add_handoff("handoff/mimalloc",
+                [](benchmark::State& s) { malloc_handoff(s, mi_alloc, mi_release); });
+  }
+  if (je_mallocx_fn != nullptr && je_dallocx_fn != nullptr) {
+    add_handoff("handoff/jemalloc",
+                [](benchmark::State& s) { malloc_handoff(s, je_alloc, je_release); });
   }
 
   const auto burst_pattern = [](auto& s, auto& p) { pool_burst(s, p); };
   const auto bulk_pattern = [](auto& s, auto& p) { pool_burst_bulk(s, p); };
+  benchmark::RegisterBenchmark("burst/default",
+                               [](benchmark::State& s) { pool_burst(s, *default_pool); });
   benchmark::RegisterBenchmark("burst/lock_free",
                                [](benchmark::State& s) { pool_burst(s, *lock_free_pool); });
   benchmark::RegisterBenchmark("burst/lock_free+bulk",
@@ -536,6 +654,7 @@ int main(int argc, char** argv) {
   biased_lock_free_pool.reset();
   mutex_fifo_pool.reset();
   lock_free_pool.reset();
+  default_pool.reset();
   xla_pool.reset();
   return 0;
 }

@@ -7,8 +7,19 @@
 TEST_SUITE("alloc/concurrency") {
   using namespace xlamem::test::alloc_helpers;
 
+  TEST_CASE("per_cpu_cache (default) + fail: 10^6 pairs over 2 and 4 threads") {
+    stress_combination<per_cpu_cache_policy, fail_policy>(1'000'000);
+  }
+  TEST_CASE("per_cpu_cache + wait") { stress_combination<per_cpu_cache_policy, wait_policy>(100'000); }
+  TEST_CASE("per_cpu_cache + grow") { stress_combination<per_cpu_cache_policy, grow_policy>(100'000); }
+  TEST_CASE("per_cpu_cache + fallback") {
+    stress_combination<per_cpu_cache_policy, fallback_policy>(100'000);
+  }
+  TEST_CASE("per_cpu_cache + fail with debug checks") {
+    stress_combination<per_cpu_cache_policy, fail_policy, debug_checks>(100'000);
+  }
   TEST_CASE("lock_free + fail: 10^6 pairs over 2 and 4 threads") {
-    stress_combination<lock_free_policy, fail_policy>(1'000'000);
+    stress_combination<lock_free_policy, fail_policy>(100'000);
   }
   TEST_CASE("lock_free + wait") { stress_combination<lock_free_policy, wait_policy>(100'000); }
   TEST_CASE("lock_free + grow") { stress_combination<lock_free_policy, grow_policy>(100'000); }
@@ -34,8 +45,8 @@ TEST_SUITE("alloc/concurrency") {
     stress_combination<owner_biased<mutex_fifo_policy>, wait_policy>(100'000);
   }
 
-  TEST_CASE_TEMPLATE("local_cache per thread over a shared pool", F, lock_free_policy,
-                     mutex_fifo_policy) {
+  TEST_CASE_TEMPLATE("local_cache per thread over a shared pool", F, per_cpu_cache_policy,
+                     lock_free_policy, mutex_fifo_policy) {
     for (int threads : {2, 4}) {
       using pool_t = fixed_block_pool<aligned_heap_memory, F>;
       pool_t pool(aligned_heap_memory{},

@@ -9,6 +9,9 @@ TEST_SUITE("alloc/pool") {
 
   TEST_CASE_TEMPLATE(
       "pool policies: one upstream allocation, alignment, exhaustion, handles", P,
+      counted_pool<per_cpu_cache_policy, fail_policy>, counted_pool<per_cpu_cache_policy, wait_policy>,
+      counted_pool<per_cpu_cache_policy, grow_policy>,
+      counted_pool<per_cpu_cache_policy, fallback_policy>,
       counted_pool<lock_free_policy, fail_policy>, counted_pool<lock_free_policy, wait_policy>,
       counted_pool<lock_free_policy, grow_policy>, counted_pool<lock_free_policy, fallback_policy>,
       counted_pool<mutex_fifo_policy, fail_policy>, counted_pool<mutex_fifo_policy, wait_policy>,
@@ -99,7 +102,8 @@ TEST_SUITE("alloc/pool") {
       auto again = pool.acquire();
       if constexpr (std::is_same_v<typename P::free_list_type, mutex_fifo_policy>) {
         CHECK(again.data() != p0);  // older free blocks come first
-      } else if constexpr (std::is_same_v<typename P::free_list_type, lock_free_policy>) {
+      } else if constexpr (std::is_same_v<typename P::free_list_type, lock_free_policy> ||
+                           std::is_same_v<typename P::free_list_type, per_cpu_cache_policy>) {
         CHECK(pool.owns(again.data()));
       } else {
         CHECK(again.data() == p0);
@@ -211,8 +215,8 @@ TEST_SUITE("alloc/pool") {
     CHECK(heap.statistics().current_count == 1);
   }
 
-  TEST_CASE_TEMPLATE("bulk acquire/release and local_cache", F, lock_free_policy, mutex_fifo_policy,
-                     single_thread_policy) {
+  TEST_CASE_TEMPLATE("bulk acquire/release and local_cache", F, per_cpu_cache_policy,
+                     lock_free_policy, mutex_fifo_policy, single_thread_policy) {
     using pool_t = fixed_block_pool<aligned_heap_memory, F>;
     pool_t pool(aligned_heap_memory{},
                 pool_options{.block_count = 8, .block_size = 24, .alignment = 8, .name = "bulk"});

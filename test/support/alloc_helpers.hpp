@@ -311,7 +311,7 @@ static_assert(!numa_aware_resource<aligned_heap_memory>);
 
 // Stress: each holder writes its own id into the block and checks it before release, so a
 // block handed to two holders at once is caught. Counts: 1'000'000 acquire/release pairs for
-// the default pool (lock_free + fail) over 2 and 4 threads, 100'000 for every other
+// the default pool (per_cpu_cache + fail) over 2 and 4 threads, 100'000 for every other
 // thread-safe combination; pools are small (threads + 1 blocks, each thread holds up to 2) so
 // exhaustion, waiting, growth and fallback all happen under contention.
 

@@ -7,8 +7,11 @@
 ///
 /// Thread safety: `acquire`, `try_acquire`, `allocate`, `deallocate` and handle release may run
 /// concurrently when `FreeList::thread_safe`. Handles and pointers must not outlive the pool.
-/// Cost: acquire and release are O(1): one compare-exchange each with `lock_free_policy` on
-/// the caller's CPU stripe (an acquire that must steal visits the other stripes), one lock
+/// Cost: acquire and release are O(1): with the default `per_cpu_cache_policy`, plain loads
+/// and stores on the caller's CPU cache (one restartable sequence each, no atomic
+/// read-modify-write; one compare-exchange per half cache moved to or from the shared list,
+/// see per_cpu_free_list.hpp); one compare-exchange each with `lock_free_policy` on the
+/// caller's CPU stripe (an acquire that must steal visits the other stripes), one lock
 /// with `mutex_fifo_policy`, plain loads and stores with `single_thread_policy` (and with an
 /// `owner_biased<...>` list while one thread alone uses the pool, see free_list.hpp); the raw
 /// `deallocate` additionally maps the pointer to its block (a division; O(chunks) with
@@ -42,6 +45,7 @@
 #include "xlamem/align.hpp"
 #include "xlamem/alloc/exhaustion.hpp"
 #include "xlamem/alloc/free_list.hpp"
+#include "xlamem/alloc/per_cpu_free_list.hpp"
 #include "xlamem/alloc/properties.hpp"
 #include "xlamem/alloc/resource.hpp"
 #include "xlamem/config.hpp"
@@ -128,10 +132,11 @@ struct debug_state {
 
 /// A pool of equal blocks carved from one upstream allocation (more with `grow_policy`).
 /// @tparam Upstream where the chunk(s) come from (and fallback blocks, with `fallback_policy`).
-/// @tparam FreeList `lock_free_policy` (default), `mutex_fifo_policy` or `single_thread_policy`.
+/// @tparam FreeList `per_cpu_cache_policy` (default), `lock_free_policy`, `mutex_fifo_policy`,
+/// `owner_biased<...>` or `single_thread_policy`.
 /// @tparam Exhaustion `fail_policy` (default), `wait_policy`, `grow_policy` or `fallback_policy`.
 /// @tparam Checks `no_debug_checks` (default) or `debug_checks`.
-template <memory_resource Upstream, free_list_policy FreeList = lock_free_policy,
+template <memory_resource Upstream, free_list_policy FreeList = per_cpu_cache_policy,
           exhaustion_policy Exhaustion = fail_policy, debug_check_policy Checks = no_debug_checks>
 class fixed_block_pool
     : public forward_properties<fixed_block_pool<Upstream, FreeList, Exhaustion, Checks>,
@@ -369,6 +374,13 @@ class fixed_block_pool
         out[filled++] = handle(this, block_ptr(indices[k]), indices[k]);
       }
       if (got < want) {
+        // A batch may come back short while blocks are still free (in a CPU cache, or moving
+        // between threads): `pop` is the exact test before the exhaustion policy is asked.
+        if (const std::uint32_t i = free_list_.pop(); i != free_list_npos) {
+          on_acquired(i);
+          out[filled++] = handle(this, block_ptr(i), i);
+          continue;
+        }
         auto r = try_acquire_slow();
         if (!r.has_value()) {
           release_many(out.first(filled));

@@ -31,12 +31,12 @@
 namespace xlamem {
 
 /// A fixed-block pool of pinned host memory.
-template <free_list_policy FreeList = lock_free_policy, exhaustion_policy Exhaustion = fail_policy,
+template <free_list_policy FreeList = per_cpu_cache_policy, exhaustion_policy Exhaustion = fail_policy,
           cuda_allocation_log Log = no_allocation_log>
 using cuda_pinned_pool = fixed_block_pool<cuda_pinned_host_memory<Log>, FreeList, Exhaustion>;
 
 /// A fixed-block pool of device memory.
-template <free_list_policy FreeList = lock_free_policy, exhaustion_policy Exhaustion = fail_policy,
+template <free_list_policy FreeList = per_cpu_cache_policy, exhaustion_policy Exhaustion = fail_policy,
           cuda_allocation_log Log = no_allocation_log>
 using cuda_device_pool = fixed_block_pool<cuda_device_memory<Log>, FreeList, Exhaustion>;
 
@@ -51,7 +51,7 @@ static_assert(!has_property<cuda_device_pool<>, host_accessible>);
 /// move-only handles. Exhaustion follows `Exhaustion` (default: fail at once with
 /// `resource_exhausted`, as XLA does).
 /// @tparam T a trivially copyable value type (bool, int32_t, ...).
-template <class T, free_list_policy FreeList = lock_free_policy,
+template <class T, free_list_policy FreeList = per_cpu_cache_policy,
           exhaustion_policy Exhaustion = fail_policy, cuda_allocation_log Log = no_allocation_log>
 class cuda_pinned_scalar_pool {
   static_assert(std::is_trivially_copyable_v<T>,
