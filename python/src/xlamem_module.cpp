@@ -2,15 +2,21 @@
 // xlamem._xlamem: the library's front door for Python (issue 33). Every call goes to a function
 // the CLI calls too (io/memory_report_input.hpp, report/diff.hpp, packing/solvers.hpp and the
 // writers of io/); nothing here plans, packs or formats. Planning and packing release the GIL:
-// arguments are converted to C++ values first, the library runs without Python.
+// arguments are converted to C++ values first, the library runs without Python, on a worker
+// thread, while the calling thread checks for Ctrl-C (`interruptible`). The package's Python
+// layer checks every argument first (python/xlamem/_arguments.py); the checks here are the
+// ones a wrong call of this module would otherwise turn into a wrong answer.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <exception>
+#include <future>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -46,13 +52,53 @@ T value_or_throw(xlamem::result<T>&& r) {
   return std::move(*r);
 }
 
+/// How often the calling thread looks for a Python signal while the library works: a Ctrl-C
+/// is seen within this, and the solvers stop within one check of their flag after it.
+constexpr auto signal_poll = std::chrono::milliseconds(20);
+
+/// Runs `work(flag)` on a worker thread while this one, without the GIL, waits for it and
+/// every `signal_poll` runs Python's signal handlers (PyErr_CheckSignals, with the GIL). When
+/// one raises (Ctrl-C: KeyboardInterrupt), the flag is set, the worker is waited for (the
+/// solvers read the flag with their clock and return what they have) and its answer dropped,
+/// and the handler's exception is raised. Off the main thread Python runs no handlers: the
+/// call then simply waits. Called with the GIL held; `work` must not touch Python.
+template <class Work>
+auto interruptible(Work&& work) {
+  xlamem::cancellation_flag cancel{false};
+  auto task = std::async(std::launch::async, [&] { return work(cancel); });
+  while (true) {
+    bool done = false;
+    {
+      nb::gil_scoped_release unlocked;
+      done = task.wait_for(signal_poll) == std::future_status::ready;
+    }
+    if (done) return task.get();
+    if (PyErr_CheckSignals() != 0) {
+      cancel.store(true, std::memory_order_relaxed);
+      {
+        nb::gil_scoped_release unlocked;
+        task.wait();
+      }
+      throw nb::python_error();  // the handler's exception, still set
+    }
+  }
+}
+
+/// A time limit as Python passes it, checked: seconds, 0 or more; infinity: none.
+double checked_time_limit(double seconds) {
+  if (std::isnan(seconds)) throw nb::value_error("time_limit is NaN; give seconds (0 or more, or math.inf for no limit)");
+  if (seconds < 0) throw nb::value_error("time_limit is negative; give seconds (0 or more, or math.inf for no limit)");
+  return seconds;
+}
+
 xlamem::report_request make_request(const std::string& backend, const std::string& solver, std::int64_t alignment,
                                     double time_limit, const std::string& module, bool replan) {
+  if (alignment < 0) throw nb::value_error("alignment is negative; give 0 (the backend's) or a power of two");
   xlamem::report_request r;
   r.backend = backend;
   r.solver = solver;
   r.alignment = alignment;
-  r.time_limit_seconds = time_limit;
+  r.time_limit_seconds = checked_time_limit(time_limit);  // 0: heuristics only; infinity: no limit
   r.module_name = module;
   r.replan = replan;
   return r;
@@ -62,33 +108,48 @@ xlamem::report_request make_request(const std::string& backend, const std::strin
 xlamem::report::memory_report report_of_text(const std::string& text, const std::string& name,
                                              const std::string& backend, const std::string& solver,
                                              std::int64_t alignment, double time_limit) {
-  return value_or_throw(
-      xlamem::report_from_text(text, name, make_request(backend, solver, alignment, time_limit, "", false)));
+  auto request = make_request(backend, solver, alignment, time_limit, "", false);
+  return interruptible([&](const xlamem::cancellation_flag& cancel) {
+    request.cancel = &cancel;
+    return value_or_throw(xlamem::report_from_text(text, name, request));
+  });
 }
 
 /// The report of a module file, XLA's dump file or an --xla_dump_to folder.
 xlamem::report::memory_report report_of_path(const std::string& path, const std::string& backend,
                                              const std::string& solver, std::int64_t alignment, double time_limit,
                                              const std::string& module, bool replan) {
-  return value_or_throw(
-      xlamem::read_memory_report(path, make_request(backend, solver, alignment, time_limit, module, replan)));
+  auto request = make_request(backend, solver, alignment, time_limit, module, replan);
+  return interruptible([&](const xlamem::cancellation_flag& cancel) {
+    request.cancel = &cancel;
+    return value_or_throw(xlamem::read_memory_report(path, request));
+  });
 }
 
 /// What a packing gives back to Python: `xlamem pack --json`'s document, its text report and
 /// result line, and the offsets (empty when not placed).
 using pack_answer = std::tuple<std::string, std::string, std::vector<std::int64_t>>;
 
+/// `time_limit`: seconds; 0: a deadline already passed (each solver's quickest placement,
+/// status "time_limit"); infinity: none (until solved or interrupted). Runs `interruptible`:
+/// called with the GIL, which it releases while solving.
 pack_answer pack_problem(const xlamem::packing_problem& p, const std::string& name, const std::string& solver,
                          std::int64_t capacity, double time_limit, std::uint64_t seed) {
+  if (capacity < -1) throw nb::value_error("capacity is negative; give bytes (0 or more), or None");
   xlamem::solve_options o;
   o.capacity = capacity;
-  o.time_limit_seconds = time_limit;
+  o.time_limit_seconds = std::isinf(checked_time_limit(time_limit)) ? 0 : time_limit;  // 0: no limit here
+  if (time_limit == 0) o.deadline.time = xlamem::packing_clock::now();
   o.seed = seed;
   auto named = value_or_throw(xlamem::parse_solver(solver));
-  auto r = value_or_throw(xlamem::solve(p, named, o));
-  const xlamem::packing_report report{name, &p, named.name, o, r};
-  return {xlamem::json_document("pack", report), xlamem::packing_text(report) + xlamem::packing_result_line(r),
-          r.placed() ? r.placement.offsets : std::vector<std::int64_t>{}};
+  return interruptible([&](const xlamem::cancellation_flag& cancel) -> pack_answer {
+    auto options = o;
+    options.deadline.cancel = &cancel;
+    auto r = value_or_throw(xlamem::solve(p, named, options));
+    const xlamem::packing_report report{name, &p, named.name, o, r};
+    return {xlamem::json_document("pack", report), xlamem::packing_text(report) + xlamem::packing_result_line(r),
+            r.placed() ? r.placement.offsets : std::vector<std::int64_t>{}};
+  });
 }
 
 /// Packs buffers given as (lower, upper, size, alignment) rows with their ids.
@@ -113,8 +174,12 @@ pack_answer pack_rows(const std::vector<std::tuple<std::int64_t, std::int64_t, s
 /// Packs the buffers of interval CSV text (MiniMalloc's format); `name` names it in messages.
 pack_answer pack_csv(const std::string& text, const std::string& name, const std::string& solver,
                      std::int64_t capacity, double time_limit, std::uint64_t seed) {
-  auto csv = value_or_throw(xlamem::read_interval_csv(text, name));
-  return pack_problem(csv.problem, name, solver, capacity, time_limit, seed);
+  auto csv = [&] {
+    nb::gil_scoped_release unlocked;  // reading is linear: not worth a worker, nor the GIL
+    return xlamem::read_interval_csv(text, name);
+  }();
+  if (!csv) throw library_error{csv.error()};
+  return pack_problem(csv->problem, name, solver, capacity, time_limit, seed);
 }
 
 }  // namespace
@@ -161,17 +226,16 @@ NB_MODULE(_xlamem, m) {
       .def("text", [](const memory_report_diff& d, std::size_t top) { return xlamem::diff_text(d, top); }, "top"_a = 12)
       .def("json", [](const memory_report_diff& d) { return xlamem::json_document("diff", d); });
 
+  // These four release the GIL themselves while the library works (`interruptible`).
   m.def("report_of_text", &report_of_text, "text"_a, "name"_a, "backend"_a, "solver"_a, "alignment"_a,
-        "time_limit"_a, nb::call_guard<nb::gil_scoped_release>());
+        "time_limit"_a);
   m.def("report_of_path", &report_of_path, "path"_a, "backend"_a, "solver"_a, "alignment"_a, "time_limit"_a,
-        "module"_a, "replan"_a, nb::call_guard<nb::gil_scoped_release>());
+        "module"_a, "replan"_a);
   m.def(
       "diff", [](const memory_report& a, const memory_report& b) { return xlamem::report::diff(a, b); }, "a"_a, "b"_a,
       nb::call_guard<nb::gil_scoped_release>());
-  m.def("pack_rows", &pack_rows, "rows"_a, "ids"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a,
-        nb::call_guard<nb::gil_scoped_release>());
-  m.def("pack_csv", &pack_csv, "text"_a, "name"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a,
-        nb::call_guard<nb::gil_scoped_release>());
+  m.def("pack_rows", &pack_rows, "rows"_a, "ids"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a);
+  m.def("pack_csv", &pack_csv, "text"_a, "name"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a);
   m.def("solver_names", [] { return xlamem::solver_names(); });
   m.def("terminal_text", [](const std::string& s) { return xlamem::terminal_text(s); });
   m.def("human_bytes", [](std::int64_t bytes) { return xlamem::human_bytes(bytes); });

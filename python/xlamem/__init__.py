@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, Iterable, Optional
 
+from . import _arguments as _check
 from . import _inputs
 from ._report import Buffer, MemoryReport, MemorySpace, MemoryStats, PackResult, ReportDiff, Source, Transfer
 from ._xlamem import XlamemError
@@ -27,6 +28,8 @@ __all__ = [
     "report", "diff", "pack", "solvers", "MemoryReport", "ReportDiff", "PackResult", "Buffer", "MemorySpace",
     "MemoryStats", "Source", "Transfer", "XlamemError", "__version__",
 ]
+
+_REPORT_OPTIONS = ("backend", "solver", "alignment", "module", "replan", "time_limit")
 
 # report()'s default solver: XLA's own best-fit heap simulation, so that the statistics are the
 # ones XLA reports (`memory_analysis()`); solver="search" shows how small the heap could be.
@@ -45,19 +48,32 @@ def report(x: Any, *, backend: Optional[str] = None, solver: Optional[str] = Non
        platform, else "cpu").
     solver: how temporaries are packed (default "xla": XLA's own heap simulator, so the
        statistics equal `memory_analysis()`); see `xlamem.solvers()`.
-    alignment: of temporaries in bytes (0: the backend's); time_limit: seconds per heap for the
-       search solver; replan: in a dump folder, plan the module even where XLA's plan is there.
+    alignment: of temporaries in bytes (0: the backend's, else a power of two); time_limit:
+       seconds per heap for the search solver (0: the heuristics only; math.inf: no limit);
+       replan: in a dump folder, plan the module even where XLA's plan is there.
 
-    Raises TypeError for an object it cannot report, FileNotFoundError for a missing path,
-    XlamemError (a ValueError) for input it cannot read or plan, with the place.
+    Raises TypeError for an object it cannot report or an argument of the wrong type,
+    ValueError for an argument out of range or an empty string, FileNotFoundError for a
+    missing path, XlamemError (a ValueError) for input it cannot read or plan, with the place,
+    KeyboardInterrupt on Ctrl-C (the planning stops within 0.2 s).
     """
+    b = _check.optional_text(backend, "xlamem.report: backend")
+    s = _check.optional_text(solver, "xlamem.report: solver")
+    align = _check.alignment(alignment, "xlamem.report: alignment", zero_means="the backend's")
+    module = _check.text(module, "xlamem.report: module")
+    replan = _check.flag(replan, "xlamem.report: replan")
+    seconds = _check.seconds(time_limit, "xlamem.report: time_limit")
     src = _inputs.classify(x)
-    b = backend or src.backend or "cpu"
-    s = solver or DEFAULT_SOLVER
+    if src.path is not None and (module or replan) and not os.path.isdir(src.path):
+        given = f"module={module!r}" if module else "replan=True"
+        raise ValueError(f"xlamem.report: {given} picks how to read an --xla_dump_to folder; {src.path!r} is not "
+                         "a folder")
+    b = b or src.backend or "cpu"
+    s = s or DEFAULT_SOLVER
     if src.text is not None:
-        native = _xlamem.report_of_text(src.text, src.name, b, s, int(alignment), float(time_limit))
+        native = _xlamem.report_of_text(src.text, src.name, b, s, align, seconds)
     else:
-        native = _xlamem.report_of_path(src.path, b, s, int(alignment), float(time_limit), module, bool(replan))
+        native = _xlamem.report_of_path(src.path, b, s, align, seconds, module, replan)
     if not native.scheduled:
         where = src.path or src.name
         raise XlamemError(f"{where}: module '{native.module}' is not scheduled (is_scheduled=false): XLA did not "
@@ -68,47 +84,32 @@ def report(x: Any, *, backend: Optional[str] = None, solver: Optional[str] = Non
 
 def diff(a: Any, b: Any, **options: Any) -> ReportDiff:
     """What changed between two compilations (`xlamem diff`): `a` and `b` are MemoryReports or
-    anything `report` takes (with the same keyword options)."""
+    anything `report` takes (with the same keyword options, checked as `report` checks them)."""
+    for name in options:
+        if name not in _REPORT_OPTIONS:
+            raise TypeError(f"xlamem.diff: unknown option {name!r}; it takes report()'s: {', '.join(_REPORT_OPTIONS)}")
     ra = a if isinstance(a, MemoryReport) else report(a, **options)
     rb = b if isinstance(b, MemoryReport) else report(b, **options)
     return ReportDiff(_xlamem.diff(ra._native, rb._native), ra, rb)
-
-
-def _rows(intervals: Any) -> tuple[list[tuple[int, int, int, int]], list[str]]:
-    """(lower, upper, size, alignment) rows and ids from tuples, dicts or a pandas DataFrame."""
-    if hasattr(intervals, "to_dict") and hasattr(intervals, "columns"):  # a pandas DataFrame
-        intervals = intervals.to_dict("records")
-    rows, ids = [], []
-    for k, item in enumerate(intervals):
-        if isinstance(item, dict):
-            try:
-                lower, upper, size = item["lower"], item["upper"], item["size"]
-            except KeyError as e:
-                raise ValueError(f"xlamem.pack: interval {k} has no {e.args[0]!r} (keys: lower, upper, size, "
-                                 "optional alignment and id)") from None
-            rows.append((int(lower), int(upper), int(size), int(item.get("alignment", 1))))
-            ids.append(str(item.get("id", k)))
-        else:
-            t = tuple(item)
-            if len(t) not in (3, 4):
-                raise ValueError(f"xlamem.pack: interval {k} is {t!r}; give (lower, upper, size) or "
-                                 "(lower, upper, size, alignment)")
-            rows.append((int(t[0]), int(t[1]), int(t[2]), int(t[3]) if len(t) == 4 else 1))
-            ids.append(str(k))
-    return rows, ids
 
 
 def pack(intervals: Iterable[Any], *, solver: str = "search", capacity: Optional[int] = None,
          time_limit: float = 10.0, seed: int = 0) -> PackResult:
     """Places buffers live on [lower, upper) at offsets so that no two live at once overlap
     (`xlamem pack`). `intervals`: (lower, upper, size[, alignment]) tuples, dicts with those
-    keys (and `id`), or a pandas DataFrame with those columns. With `capacity`, decides
-    whether everything fits under it. `time_limit`: wall-clock seconds, kept by every solver
-    (a solver cut short gives its best placement, or the sweep's: status "time_limit").
-    Raises XlamemError for an impossible problem."""
-    rows, ids = _rows(intervals)
-    cap = -1 if capacity is None else int(capacity)
-    return _pack_result(*_xlamem.pack_rows(rows, ids, solver, cap, float(time_limit), int(seed)))
+    keys (and `id`), or a pandas DataFrame with those columns: integers, sizes 0 to 2**60,
+    lower < upper, alignments powers of two. With `capacity` (bytes), decides whether
+    everything fits under it. `time_limit`: wall-clock seconds, kept by every solver (a solver
+    cut short gives its best placement, or the sweep's: status "time_limit"); 0: the quickest
+    placement; math.inf: no limit. `seed` (0 to 2**64 - 1) varies the search.
+    Raises TypeError or ValueError (naming the argument, and the interval) for a bad argument,
+    XlamemError for an unknown solver, KeyboardInterrupt on Ctrl-C (within 0.2 s)."""
+    rows, ids = _check.intervals(intervals)
+    name = _check.text(solver, "xlamem.pack: solver")
+    cap = -1 if capacity is None else _check.in_range(capacity, "xlamem.pack: capacity", 0, _check.MAX_CAPACITY)
+    seconds = _check.seconds(time_limit, "xlamem.pack: time_limit")
+    seed = _check.in_range(seed, "xlamem.pack: seed", 0, _check.MAX_SEED)
+    return _pack_result(*_xlamem.pack_rows(rows, ids, name, cap, seconds, seed))
 
 
 def _pack_result(document: str, text: str, offsets: list[int]) -> PackResult:

@@ -9,9 +9,11 @@ The same options, output and exit status as the C++ tool's `plan`, `diff` and `p
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
-from . import XlamemError, _xlamem, diff, report
+from . import _arguments as _check
+from . import _xlamem, diff, report
 from . import _pack_result
 
 
@@ -28,8 +30,20 @@ def _read(path: str) -> str:
         return f.read()
 
 
+def _time_limit(a: argparse.Namespace) -> float:
+    """--time-limit checked as the C++ tool checks it (tools/xlamem/commands.hpp)."""
+    t = a.time_limit
+    if math.isnan(t):
+        raise ValueError("--time-limit nan is not a number of seconds")
+    if math.isinf(t):
+        raise ValueError("--time-limit must be a finite number of seconds, not infinite")
+    if t < 0:
+        raise ValueError(f"--time-limit {t:g} is negative; give 0 or more seconds")
+    return t
+
+
 def _report_options(a: argparse.Namespace) -> dict:
-    return {"backend": a.backend, "solver": a.solver, "alignment": a.alignment, "time_limit": a.time_limit,
+    return {"backend": a.backend, "solver": a.solver, "alignment": a.alignment, "time_limit": _time_limit(a),
             "module": a.module, "replan": a.replan}
 
 
@@ -69,8 +83,12 @@ def cmd_diff(a: argparse.Namespace) -> int:
 
 def cmd_pack(a: argparse.Namespace) -> int:
     name = "<stdin>" if a.file == "-" else a.file
-    cap = -1 if a.capacity is None else a.capacity
-    result = _pack_result(*_xlamem.pack_csv(_read(a.file), name, a.solver, cap, a.time_limit, a.seed))
+    seconds = _time_limit(a) or math.inf  # the tool's --time-limit 0: no limit
+    if a.capacity is not None and a.capacity < 0:
+        raise ValueError(f"--capacity {a.capacity} is negative; give 0 or more bytes")
+    cap = -1 if a.capacity is None else _check.in_range(a.capacity, "--capacity", 0, _check.MAX_CAPACITY)
+    seed = _check.in_range(a.seed, "--seed", 0, _check.MAX_SEED)
+    result = _pack_result(*_xlamem.pack_csv(_read(a.file), name, a.solver, cap, seconds, seed))
     if a.json:
         print(result.to_json())
     else:
@@ -125,7 +143,7 @@ def main(argv: list[str] | None = None) -> int:
     a = parser().parse_args(argv)
     try:
         return a.run(a)
-    except (XlamemError, FileNotFoundError, IsADirectoryError, PermissionError, TypeError) as e:
+    except (ValueError, FileNotFoundError, IsADirectoryError, PermissionError, TypeError) as e:  # XlamemError too
         return _fail(a.command, str(e))
     except OSError as e:
         return _fail(a.command, f"{getattr(e, 'filename', '')}: {e.strerror or e}")

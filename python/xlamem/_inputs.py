@@ -4,6 +4,7 @@ jax.stages.Lowered, HLO module text, XLA's buffer-assignment dump text, or a pat
 
 from __future__ import annotations
 
+import errno
 import os
 import warnings
 from dataclasses import dataclass
@@ -44,7 +45,8 @@ def _looks_like_text(s: str) -> bool:
 
 
 def classify(x: Any) -> Source:
-    """The Source of `x`, or TypeError naming what was given and what is accepted."""
+    """The Source of `x`, or TypeError naming what was given and what is accepted, ValueError
+    for an empty string, FileNotFoundError for a path that is not there."""
     if _is_jax_stage(x, "Lowered"):
         warnings.warn("xlamem.report: got a jax.stages.Lowered and compiled it (lowered.compile()); "
                       "pass the Compiled to report what you run without compiling twice", stacklevel=3)
@@ -60,12 +62,18 @@ def classify(x: Any) -> Source:
         return Source(text=text, name="<compiled>", backend=_platform_of(x), note=note)
     if isinstance(x, bytes):
         x = x.decode("utf-8", errors="replace")
+    if isinstance(x, str) and not x.strip():
+        raise ValueError(f"xlamem.report: x is {'an empty' if not x else 'a blank'} string; give HLO module text "
+                         "(starting 'HloModule'), or the path of a module, of XLA's *-buffer-assignment.txt or of "
+                         "an --xla_dump_to folder")
     if isinstance(x, str) and _looks_like_text(x):
         return Source(text=x, name="<text>")
     if isinstance(x, (str, os.PathLike)):
-        path = os.fspath(x)
-        if isinstance(path, bytes):
-            path = path.decode()
+        path = os.fsdecode(os.fspath(x))
+        if not os.path.exists(path):
+            # What open() raises, naming the path (e.filename) and what was looked for.
+            raise FileNotFoundError(errno.ENOENT, "xlamem.report: no such file or folder (x is neither HLO "
+                                    "text nor an existing path)", path)
         return Source(path=path)
     raise TypeError(
         f"xlamem.report: cannot report a {type(x).__module__}.{type(x).__qualname__}; give a "

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass, fields
 from typing import Any, Optional
 
+from . import _arguments as _check
 from . import _xlamem
 
 # compiled_memory_stats' fields, in XLA's order (passes/memory_stats.hpp).
@@ -150,7 +151,7 @@ class MemoryReport:
 
     def summary(self, top: int = 10) -> str:
         """The summary with the `top` largest buffers live at the peak."""
-        return self._native.summary(top)
+        return self._native.summary(_check.count(top, "MemoryReport.summary: top"))
 
     def __repr__(self) -> str:
         return (f"<xlamem.MemoryReport {self.module!r}: peak {_xlamem.human_bytes(self.peak_bytes)} at step "
@@ -158,11 +159,12 @@ class MemoryReport:
 
     def page(self, top: int = 20) -> str:
         """The self-contained interactive page (`xlamem plan --html`)."""
-        return self._native.page(top)
+        return self._native.page(_check.count(top, "MemoryReport.page: top"))
 
     def save_html(self, path: str, top: int = 20) -> None:
+        page = self._native.page(_check.count(top, "MemoryReport.save_html: top"))
         with open(path, "w", encoding="utf-8") as f:
-            f.write(self.page(top))
+            f.write(page)
 
     def svg(self) -> str:
         """The whole device memory over time as an SVG picture (`xlamem plan --svg`)."""
@@ -304,7 +306,7 @@ class ReportDiff:
         return self._native.text(12)
 
     def text(self, top: int = 12) -> str:
-        return self._native.text(top)
+        return self._native.text(_check.count(top, "ReportDiff.text: top"))
 
     def to_json(self) -> str:
         return self._native.json()

@@ -4,9 +4,12 @@
 // packs the temporary heaps of a plan.
 #include <doctest/doctest.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/packing_helpers.hpp"
@@ -185,6 +188,91 @@ ENTRY e {
     CHECK_FALSE(x->stopped_by_time_limit);
     CHECK(x->fallback.empty());
     CHECK(x->xla_best_fit_peak == x->peak);
+  }
+
+  TEST_CASE("the cancellation flag: read with the clock, kept by every step from the options to the solver") {
+    const auto start = packing_clock::now();
+    cancellation_flag flag{false};
+    packing_deadline given;
+    given.cancel = &flag;
+    CHECK_FALSE(deadline_after(start, INFINITY).has_value());  // infinity: no limit
+    CHECK_FALSE(deadline_after(start, 1e300).has_value());     // beyond the clock: no limit
+    CHECK_FALSE(deadline_after(start, NAN).has_value());
+    CHECK(*deadline_after(start, 2.0) - start == std::chrono::seconds(2));
+    const auto d = deadline_or_after(given, start, 5.0);
+    CHECK(d.has_value());
+    CHECK(d.cancel == &flag);
+    CHECK(deadline_or_after(given, start, INFINITY).cancel == &flag);
+    CHECK(deadline_before(d, std::chrono::seconds(1)).cancel == &flag);
+    CHECK_FALSE(deadline_passed(given));
+    deadline_checker check(given, 4);
+    CHECK_FALSE(check.due(8));  // a flag alone makes the checker count: clear so far
+    flag.store(true);
+    CHECK(deadline_passed(given));
+    CHECK(deadline_passed(d));
+    CHECK_FALSE(check.due(1));  // read once every stride
+    CHECK(check.due(3));
+    CHECK_FALSE(deadline_checker(packing_deadline{}, 1).due(8));  // no limit, no flag: never due
+    given.reset();
+    CHECK(given.cancel == nullptr);
+  }
+
+  TEST_CASE("a set cancellation flag stops every solver as a passed deadline does: a valid placement, and cancelled") {
+    const auto p = busy();
+    cancellation_flag stop{true};
+    for (const double limit : {0.0, 60.0}) {  // with no time limit too
+      solve_options o;
+      o.time_limit_seconds = limit;
+      o.deadline.cancel = &stop;
+      for (const auto& s : packing_solvers) {
+        CAPTURE(s.name);
+        CAPTURE(limit);
+        auto r = solve(p, s, o);
+        REQUIRE(r.has_value());
+        CHECK(r->cancelled);
+        CHECK(r->placed());
+        CHECK(validate(p, r->placement).has_value());
+        CHECK(r->nodes == 0);  // the search never started
+      }
+    }
+    // A flag never set changes nothing.
+    cancellation_flag idle{false};
+    solve_options o;
+    o.deadline.cancel = &idle;
+    auto r = solve(three(), "search", o);
+    REQUIRE(r.has_value());
+    CHECK_FALSE(r->cancelled);
+    CHECK(r->optimal());
+  }
+
+  TEST_CASE("a flag set by another thread ends a search that has no time limit, with its best placement so far") {
+    // 500 buffers the search cannot close quickly: with no limit it would run on (minutes).
+    std::mt19937_64 rng(11);
+    const auto p = xlamem::test::packing_helpers::random_problem(rng, 500, 100, 1000, false);
+    cancellation_flag stop{false};
+    solve_options o;
+    o.time_limit_seconds = 0;
+    o.deadline.cancel = &stop;
+    std::thread canceller([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      stop.store(true);
+    });
+    auto r = solve(p, "search", o);
+    canceller.join();
+    REQUIRE(r.has_value());
+    CHECK(r->cancelled);
+    CHECK(r->placed());
+    CHECK(validate(p, r->placement).has_value());
+    CHECK(r->nodes > 0);  // stopped in the search, not before it
+    CHECK_FALSE(r->optimal());
+    // The planner's packer with the flag set: every family still gives a valid placement.
+    for (const auto& s : packing_solvers) {
+      CAPTURE(s.name);
+      const named_temp_packer packer{s, 60.0, &stop};
+      auto placed = packer(p);
+      REQUIRE(placed.has_value());
+      CHECK(validate(p, *placed).has_value());
+    }
   }
 
   TEST_CASE("the long phases stop at a passed deadline: XLA's best fit, the skyline, the conflict lists") {

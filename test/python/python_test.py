@@ -53,6 +53,14 @@ def raises(exc: type, needle: str, fn, what: str) -> None:
     check(False, f"{what}: expected {exc.__name__}, nothing raised")
 
 
+def summary(name: str, started: float) -> int:
+    """Prints the failures and returns the exit status."""
+    print(f"{name}: {len(failures)} failed, {time.monotonic() - started:.0f} s")
+    for f in failures:
+        print("  " + f)
+    return 1 if failures else 0
+
+
 def readme_lines(root: str) -> str:
     """The Python code block of README's Python section."""
     text = open(os.path.join(root, "README.md"), encoding="utf-8").read()
@@ -352,10 +360,7 @@ def main() -> int:
     api(a.root, a.xlamem_cli, a.work)
     live_programs(a.root, a.programs)
     notebook(a.work)
-    print(f"python: {len(failures)} failed, {time.monotonic() - started:.0f} s")
-    for f in failures:
-        print("  " + f)
-    return 1 if failures else 0
+    return summary("python", started)
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 # The Python package's tests (issue 33), as a user gets it: a wheel built by `pip wheel .`
 # (meson-python and nanobind from PyPI, in pip's isolated build environment), checked for this
 # machine's paths, installed with jax (CPU), nbclient, ipykernel and pandas into a fresh virtual
-# environment, then test/python/python_test.py.
+# environment, then test/python/python_test.py and test/python/arguments_test.py.
 #   test/python/run.sh [WORK_DIR]     (default build/python; the C++ CLI is compared when built)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -48,5 +48,9 @@ PY
 echo "python tests: installed the wheel, jax, nbclient, ipykernel and pandas in $(($(date +%s) - wheel_done)) s"
 cli="$root/build/tools/xlamem/xlamem"
 # The venv first on PATH: the notebook's kernel (ipykernel's kernel.json says "python") is this one.
+status=0
 PATH="$work/venv/bin:$PATH" "$work/venv/bin/python" "$root/test/python/python_test.py" "$root" "$work/test" \
-  --xlamem-cli "$cli"
+  --xlamem-cli "$cli" || status=1
+# Every public argument checked, and Ctrl-C (needs the package only).
+"$work/venv/bin/python" "$root/test/python/arguments_test.py" "$root" "$work/arguments" || status=1
+exit $status

@@ -290,6 +290,7 @@ skyline_end skyline_drain(const packing_problem& p, const interval_graph& g, con
   const auto started = packing_clock::now();
   std::size_t requeues = 0, rounds = 0, queries = 0;
   auto must_stack = [&] {
+    if (budget.deadline.cancelled()) return true;
     if (!budget.deadline) return false;
     const auto now = packing_clock::now();
     const auto per_query = (now - started) / static_cast<std::int64_t>(std::max<std::size_t>(queries, 1));
@@ -719,7 +720,7 @@ struct portfolio_fit {
       return s;
     };
     auto no_time_for_another = [&] {
-      if (deadline && clock::now() + longest >= *deadline) cut = true;
+      if (deadline.cancelled() || (deadline && clock::now() + longest >= *deadline)) cut = true;
       return cut;
     };
     struct ranking {

@@ -110,7 +110,10 @@ class canonical_search {
   using clock = std::chrono::steady_clock;
 
   /// `c`: the conflict lists of `p` (`build_conflicts` over g's sections).
-  canonical_search(const packing_problem& p, const interval_graph& g, const conflict_lists& c) : p_(p) {
+  /// `cancel`: a flag that, once set, stops every run as a passed deadline does (null: none).
+  canonical_search(const packing_problem& p, const interval_graph& g, const conflict_lists& c,
+                   const cancellation_flag* cancel = nullptr)
+      : p_(p), cancel_(cancel) {
     const std::size_t n = p.buffers.size();
     std::vector<int> internal(n, -1);
     for (std::size_t i = 0; i < n; ++i) {
@@ -350,7 +353,9 @@ class canonical_search {
   bool out_of_budget() {
     ++nodes_;
     if (node_budget_ != 0 && nodes_ >= node_budget_) return true;
-    if (has_deadline_ && (nodes_ & clock_mask_) == 0 && clock::now() >= deadline_) timed_out_ = true;
+    if ((nodes_ & clock_mask_) == 0 && (cancel_requested(cancel_) || (has_deadline_ && clock::now() >= deadline_))) {
+      timed_out_ = true;
+    }
     return timed_out_;
   }
 
@@ -539,6 +544,7 @@ class canonical_search {
   std::uint64_t node_budget_ = 0;
   clock::time_point deadline_{};
   bool has_deadline_ = false;
+  const cancellation_flag* cancel_ = nullptr;  ///< read with the clock: set, the run stops as at the deadline
   bool timed_out_ = false;
   std::uint64_t nodes_ = 0;
   std::vector<std::int64_t> offset_, solution_, low_, scratch_, total_, noise_;
@@ -605,18 +611,18 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
 /// `search_edge_limit` pairs (counted first, so that nothing is allocated for them) or when
 /// the deadline would pass before the search could start: building the lists checks it, and
 /// the engine's set-up, which copies the lists once, starts only while at least as much time
-/// is left as the lists took (its cost is of the same order).
-inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, bool has_deadline,
-                                                      canonical_search::clock::time_point deadline) {
+/// is left as the lists took (its cost is of the same order); nothing either once the work
+/// is cancelled.
+inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, const packing_deadline& until) {
   using clock = canonical_search::clock;
   if (g.edge_count() > search_edge_limit) return std::nullopt;
   const auto t0 = clock::now();
-  auto lists = build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit,
-                               has_deadline ? std::optional(deadline) : std::nullopt);
-  if (lists && has_deadline) {
+  auto lists = build_conflicts(g.first_sections(), g.last_sections(), search_edge_limit, until);
+  if (lists && until) {
     const auto now = clock::now();
-    if (now >= deadline || deadline - now < now - t0) return std::nullopt;
+    if (now >= *until || *until - now < now - t0) return std::nullopt;
   }
+  if (until.cancelled()) return std::nullopt;
   return lists;
 }
 
@@ -643,18 +649,18 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
     return out;
   };
   if (lower_bound(p) > o.capacity) return finish(search_status::infeasible);
-  const auto until = o.deadline ? o.deadline : deadline_after(start, o.time_limit_seconds);
+  const auto until = deadline_or_after(o.deadline, start, o.time_limit_seconds);
   const bool has_deadline = until.has_value();
   const auto deadline = until.value_or(start);
   out.solution = std::move(*portfolio_fit{}.place_by(p, g, until).solution);
   if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
   const auto lists_started = clock::now();
-  const auto conflicts = detail::search_conflicts(g, has_deadline, deadline);
+  const auto conflicts = detail::search_conflicts(g, until);
   if (!conflicts) {  // too large for the exact search, or out of time building it
     out.solution.offsets.clear();
     return finish(search_status::timed_out);
   }
-  detail::canonical_search engine(p, g, *conflicts);
+  detail::canonical_search engine(p, g, *conflicts, until.cancel);
   const auto search_deadline = detail::before_teardown(deadline, lists_started);
   placement found;
   const auto st = detail::solve_capacity(engine, o.capacity, search_deadline, has_deadline, o.node_limit, o.seed,
@@ -677,7 +683,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
                                                    const minimize_options& o) {
   using clock = detail::canonical_search::clock;
   const auto start = clock::now();
-  const auto until = o.deadline ? o.deadline : deadline_after(start, o.time_limit_seconds);
+  const auto until = deadline_or_after(o.deadline, start, o.time_limit_seconds);
   const bool has_deadline = until.has_value();
   const auto deadline = until.value_or(start);
   minimize_result out;
@@ -711,15 +717,15 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   }
   if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
   const auto lists_started = clock::now();
-  const auto conflicts = detail::search_conflicts(g, has_deadline, deadline);
+  const auto conflicts = detail::search_conflicts(g, until);
   if (!conflicts) {  // too large for the exact search (or out of time): the heuristic's answer
     out.search_skipped = g.edge_count() > search_edge_limit;
     out_of_time = !out.search_skipped;
     return finish();
   }
-  detail::canonical_search engine(p, g, *conflicts);
+  detail::canonical_search engine(p, g, *conflicts, until.cancel);
   search_deadline = detail::before_teardown(deadline, lists_started);
-  auto time_left = [&] { return !has_deadline || clock::now() < search_deadline; };
+  auto time_left = [&] { return !until.cancelled() && (!has_deadline || clock::now() < search_deadline); };
   auto adopt = [&](placement&& found) {
     best = std::move(found);
     best_peak = peak_of(p, best);

@@ -19,6 +19,8 @@
 /// the simple lower bound (a sweep over the buffers in time order) took. A run the deadline
 /// cut short is reported so (`solve_result::stopped_by_time_limit`, with `fallback` naming the
 /// fallback when it placed), with the best placement found and its gap to the lower bound.
+/// A cancellation flag set during the solve (`solve_options::deadline.cancel`) ends the work as
+/// the deadline does, and `solve_result::cancelled` says so.
 /// What cannot be cut is the O(n log n) floor: validating the problem, the interval graph,
 /// the simple bound, the sweep and the final check (about 2 microseconds per buffer on the
 /// machine of docs/benchmarks.md); a limit below that is overrun by it.
@@ -57,7 +59,8 @@ struct solve_options {
   double time_limit_seconds = 10.0;  ///< wall-clock seconds for the whole solve, every solver (<= 0: no limit)
   /// When set, the deadline instead of `time_limit_seconds`: a front end that counts its
   /// reading in the limit sets it from its own start. `solve` hands each solver its deadline
-  /// here, moved earlier by the reserve.
+  /// here, moved earlier by the reserve. Its `cancel` flag, with or without a time, stops the
+  /// solve early when another thread sets it (packing/deadline.hpp).
   packing_deadline deadline;
   std::uint64_t seed = 0;            ///< varies the search's branching orders
   bool xla_baseline = true;          ///< also place with XLA's best fit, as a baseline figure
@@ -209,6 +212,7 @@ struct solve_result {
   std::int64_t xla_best_fit_peak = -1;               ///< XLA's best fit as a baseline; -1: not run
   bool xla_baseline_out_of_time = false;             ///< the baseline was started and cut by its share of the time
   bool stopped_by_time_limit = false;                ///< the time limit ended the solver's work early
+  bool cancelled = false;                            ///< the deadline's cancellation flag was set: the work was cut short
   std::string_view fallback;                         ///< the solver that placed instead of it ("sweep"), else empty
   std::uint64_t nodes = 0;                           ///< search nodes visited
   double seconds = 0.0;                              ///< wall-clock time of the whole solve
@@ -228,7 +232,7 @@ struct solve_result {
 [[nodiscard]] inline result<solve_result> solve(const packing_problem& p, const named_solver& solver,
                                                 const solve_options& o = {}) {
   const auto start = packing_clock::now();
-  const auto deadline = o.deadline ? o.deadline : deadline_after(start, o.time_limit_seconds);
+  const auto deadline = deadline_or_after(o.deadline, start, o.time_limit_seconds);
   if (auto ok = validate_problem(p); !ok) return ok.error();
   if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
   const interval_graph g(p);
@@ -251,10 +255,10 @@ struct solve_result {
   // XLA's best fit costs time in the number of conflicting pairs: on compiler traces far above
   // the portfolio's limit it would dominate the solve, so it is left out there.
   if (o.xla_baseline && !is_xla && g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
-    packing_deadline share;
+    packing_deadline share = inner.deadline;  // its time replaced, its flag kept
     if (inner.deadline) {
       const auto now = packing_clock::now();
-      share = now + std::max(*inner.deadline - now, packing_clock::duration::zero()) / 4;
+      share.time = now + std::max(*inner.deadline - now, packing_clock::duration::zero()) / 4;
     }
     const auto x = xla_best_fit{}.place_by(p, g, share);
     if (x.complete) out.xla_best_fit_peak = peak_of(p, *x.solution);
@@ -290,6 +294,7 @@ struct solve_result {
     out.lower_bound = std::min(out.lower_bound, out.peak);
     if (out.peak == out.lower_bound) out.stopped_by_time_limit = false;  // optimal: nothing was left to do
   }
+  out.cancelled = deadline.cancelled();
   out.seconds = std::chrono::duration<double>(packing_clock::now() - start).count();
   return out;
 }
