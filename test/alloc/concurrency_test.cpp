@@ -2,6 +2,8 @@
 // Tests of include/xlamem/alloc/concurrency.hpp.
 #include <doctest/doctest.h>
 
+#include <cerrno>
+
 #include "support/alloc_helpers.hpp"
 
 TEST_SUITE("alloc/concurrency") {
@@ -141,18 +143,20 @@ TEST_SUITE("alloc/concurrency") {
 
 #if defined(__linux__)
   // A seccomp filter that kills the process on `membarrier` (as a sandbox that allows only
-  // known system calls would): pools with the default policies, shared by two threads in the
-  // hand-off pattern, must run to the end under it; an owner-biased pool is killed, which shows
-  // the filter bites.
-  TEST_CASE("the default thread-safe pools make no membarrier system call") {
-    const auto run_filtered = [](auto body) {
+  // known system calls would): pools with `lock_free_policy` and `mutex_fifo_policy`, shared by
+  // two threads in the hand-off pattern, must run to the end under it; an owner-biased pool
+  // and the default `per_cpu_cache_policy` (which registers for the drain fence) are killed,
+  // which shows the filter bites. Under a filter that refuses `membarrier` with an error
+  // instead, the default pool falls back to its lock-free list and runs to the end.
+  TEST_CASE("the named lock-free and mutex pools make no membarrier system call") {
+    const auto run_filtered = [](auto body, std::uint32_t action = SECCOMP_RET_KILL_PROCESS) {
       const pid_t pid = ::fork();
       REQUIRE(pid >= 0);
       if (pid == 0) {
         sock_filter code[] = {
             BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
             BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_membarrier, 0, 1),
-            BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+            BPF_STMT(BPF_RET | BPF_K, action),
             BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
         };
         sock_fprog prog{static_cast<unsigned short>(std::size(code)), code};
@@ -212,6 +216,19 @@ TEST_SUITE("alloc/concurrency") {
     CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<lf_wait>{}))));
     CHECK(exited_cleanly(run_filtered(exercise(std::type_identity<mf_grow>{}))));
     // The control: the opt-in owner bias registers for membarrier on first use.
+    using per_cpu = fixed_block_pool<aligned_heap_memory, per_cpu_cache_policy>;
+    const auto refused = SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(EPERM);
+    CHECK(exited_cleanly(run_filtered(
+        [&] {
+          per_cpu pool(aligned_heap_memory{},
+                       pool_options{.block_count = 16, .block_size = 16, .name = "refused"});
+          return pool.free_list().per_cpu() ? 4 : hand_off(pool);  // fell back, and works
+        },
+        refused)));
+    if (detail::rseq_usable()) {
+      const int status = run_filtered(exercise(std::type_identity<per_cpu>{}));
+      CHECK(WIFSIGNALED(status));
+    }
     if (owner_bias::supported()) {
       using biased = fixed_block_pool<aligned_heap_memory, owner_biased<lock_free_policy>>;
       const int status = run_filtered(exercise(std::type_identity<biased>{}));

@@ -136,43 +136,39 @@ inline constexpr bool rseq_sections_built = XLAMEM_DETAIL_RSEQ_SECTIONS != 0;
 }
 
 // The sections. Each one: a descriptor {version 0, flags 0, start, length, abort} in section
-// __rseq_cs (32-byte aligned, as the kernel requires), its address stored into the area's
-// rseq_cs word, then the body from label 1 to label 2, whose last instruction is the commit
-// store. The abort handler lives in __rseq_failure, preceded by the 4-byte signature glibc
-// registered (RSEQ_SIG; the kernel checks it before jumping there); the three bytes before
-// the signature make the pair decode as one instruction (ud1), so disassembly stays aligned.
-// It jumps to label 7, "restarted". A section also restarts (rather than acting) if the
-// thread's CPU is no longer the one it indexed or the stack is blocked. Numeric labels are
-// local to each expansion. Outcomes come back in an output register, not through `asm goto`:
-// GCC before 13 miscompiles `asm goto` with outputs (the outputs were taken as valid on the
-// jump paths as well).
+// __rseq_cs (32-byte aligned, as the kernel requires; flag "?" puts it in the COMDAT group of
+// the inline function it describes, so the linker keeps or drops the two together), its
+// address stored into the area's rseq_cs word, then the body from label 1 to label 2, whose
+// last instruction is the commit store. The abort address is label 7, "restarted", right
+// after the 4-byte signature glibc registered (RSEQ_SIG; the kernel checks it before jumping
+// there), never executed as code; the three bytes before the signature make the pair decode
+// as one instruction (ud1), so disassembly stays aligned. A section also restarts (rather
+// than acting) if the thread's CPU is no longer the one it indexed or the stack is blocked.
+// Numeric labels are local to each expansion. Outcomes come back in an output register, not
+// through `asm goto`: GCC before 13 miscompiles `asm goto` with outputs (the outputs were
+// taken as valid on the jump paths as well).
 #define XLAMEM_DETAIL_RSEQ_DESCRIPTOR           \
-  ".pushsection __rseq_cs, \"aw\"\n\t"          \
+  ".pushsection __rseq_cs, \"aw?\"\n\t"         \
   ".balign 32\n\t"                              \
   "3:\n\t"                                      \
   ".long 0, 0\n\t"                              \
-  ".quad 1f, 2f - 1f, 4f\n\t"                   \
+  ".quad 1f, 2f - 1f, 7f\n\t"                   \
   ".popsection\n\t"                             \
   "leaq 3b(%%rip), %%rax\n\t"
-#define XLAMEM_DETAIL_RSEQ_ABORT_HANDLER        \
-  ".pushsection __rseq_failure, \"ax\"\n\t"     \
-  ".byte 0x0f, 0xb9, 0x3d\n\t"                  \
-  ".long %c[signature]\n\t"                     \
-  "4:\n\t"                                      \
-  "jmp 7b\n\t"                                  \
-  ".popsection\n\t"
-// The tail of every section: label 2 ends it; 7 is "restarted", 8 the section's own early
-// exit (empty or full); `status` gets rseq_outcome's value.
+// The tail of every section: label 2 ends it; 7 is "restarted" (the abort address), 8 the
+// section's own early exit (empty or full); `status` gets rseq_outcome's value.
 #define XLAMEM_DETAIL_RSEQ_TAIL(early)          \
   "2:\n\t"                                      \
   "movl $0, %[status]\n\t"                      \
   "jmp 9f\n\t"                                  \
+  ".byte 0x0f, 0xb9, 0x3d\n\t"                  \
+  ".long %c[signature]\n\t"                     \
   "7:\n\t"                                      \
   "movl $3, %[status]\n\t"                      \
   "jmp 9f\n\t"                                  \
   "8:\n\t"                                      \
   "movl $" early ", %[status]\n\t"              \
-  "9:\n\t" XLAMEM_DETAIL_RSEQ_ABORT_HANDLER
+  "9:\n\t"
 // Explicit-CPU sections: `area` is the thread's rseq area, `stack` CPU `cpu`'s.
 #define XLAMEM_DETAIL_RSEQ_PROLOGUE             \
   XLAMEM_DETAIL_RSEQ_DESCRIPTOR                 \
@@ -354,7 +350,6 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
 }
 
 #undef XLAMEM_DETAIL_RSEQ_DESCRIPTOR
-#undef XLAMEM_DETAIL_RSEQ_ABORT_HANDLER
 #undef XLAMEM_DETAIL_RSEQ_TAIL
 #undef XLAMEM_DETAIL_RSEQ_PROLOGUE
 #undef XLAMEM_DETAIL_RSEQ_LOCAL_PROLOGUE
