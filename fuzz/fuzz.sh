@@ -5,7 +5,7 @@
 # time from ../shared/data and test/data (nothing is copied into the repository), and runs each
 # harness SECONDS (default 60) on one core, niced. Stops with status 1 at the first crash, leak,
 # timeout or broken invariant; the reproducer is build-fuzz/<harness>/crash-* (add it as a test).
-# Harnesses: hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump.
+# Harnesses: hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump iopddl.
 # Environment: FUZZ_CXX (default clang++-14), FUZZ_RUNS (a fixed number of executions instead
 # of a time budget), FUZZ_MAX_LEN (longest input; default 4096 for hlo_reader, 128 for
 # hlo_pipeline, 1024 for the others), FUZZ_JOBS (run N fuzzing processes at once on one shared
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 [ $# -gt 0 ] && shift
-all=(hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump)
+all=(hlo_reader hlo_pipeline interval_csv memory_terms_csv buffer_assignment_dump iopddl)
 if [ $# -gt 0 ]; then harnesses=("$@"); else harnesses=("${all[@]}"); fi
 cxx=${FUZZ_CXX:-clang++-14}
 out=build-fuzz
@@ -45,6 +45,17 @@ seed() {  # seed HARNESS: fills $out/seeds/HARNESS from the data folders
     buffer_assignment_dump)
       find test/data/xla-oracle "$shared/hlo" \( -name '*buffer-assignment*.txt' -o -name '*live-range*.txt' \) \
         -exec cp --backup=numbered -t "$dir" {} + 2>/dev/null || true ;;
+    iopddl)  # the first byte picks plain (0), gzip made by the harness (1), problem + NUL + solution (2)
+      for f in "$shared/iopddl/example.json" examples/sharding/*.json; do
+        [ -f "$f" ] || continue
+        b=$(basename "$f" .json)
+        { printf '\0'; cat "$f"; } > "$dir/$b-plain"
+        { printf '\0'; gzip -c "$f"; } > "$dir/$b-gzip"
+        { printf '\1'; cat "$f"; } > "$dir/$b-wrapped"
+        n=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["problem"]["nodes"]["costs"]))' "$f")
+        { printf '\2'; cat "$f"; printf '\0['; sep=; for ((i = 0; i < n; i++)); do printf '%s0' "$sep"; sep=', '; done; printf ']\n'; } \
+          > "$dir/$b-solution"
+      done ;;
     *) echo "fuzz: unknown harness '$h' (choose: ${all[*]})" >&2; exit 2 ;;
   esac
 }
@@ -56,7 +67,7 @@ build() {  # build HARNESS: compiles build-fuzz/HARNESS_fuzz when it is missing 
   # allocation stacks off below, it runs 266 executions/s instead of 95 on the same corpus.
   local hflags=("${flags[@]}")
   [ "$h" = hlo_pipeline ] && hflags=("${flags[@]/-O1/-O2}" -fno-sanitize-coverage=trace-cmp)
-  if [ ! -x "$exe" ] || [ -n "$(find "$src" fuzz/fuzz.sh fuzz/fuzz_check.hpp fuzz/byte_choices.hpp include -newer "$exe" -print -quit)" ]; then
+  if [ ! -x "$exe" ] || [ -n "$(find "$src" fuzz/fuzz.sh fuzz/fuzz_check.hpp fuzz/byte_choices.hpp test/io/deflate_writer.hpp include -newer "$exe" -print -quit)" ]; then
     echo "== building $exe"
     nice "$cxx" "${hflags[@]}" "$src" -o "$exe"
   fi

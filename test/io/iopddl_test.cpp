@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "io/deflate_writer.hpp"
@@ -124,6 +126,37 @@ TEST_CASE("keys in any order, whitespace anywhere, unknown keys skipped") {
   CHECK(bare->edge_count() == 0);
 }
 
+TEST_CASE("numbers of every length, across the reader's window boundaries, read exactly") {
+  // One node whose cost row holds values of 1 to 19 digits (and int64's largest), each padded
+  // by a varying run of spaces so that over a megabyte of text every number meets the end of
+  // the 256 KiB window at some digit; the usages and an out-of-range value take the checked path.
+  std::vector<std::int64_t> values;
+  std::string row;
+  std::int64_t power = 1;
+  for (std::size_t i = 0; values.size() < 60000; ++i) {
+    const std::size_t digits = 1 + i % 19;
+    power = digits == 1 ? 1 : power * 10;
+    const std::int64_t v = i % 97 == 0 ? std::numeric_limits<std::int64_t>::max() : power + static_cast<std::int64_t>(i % 9);
+    if (!row.empty()) row += ',';
+    row.append(i % 23, ' ');
+    row += std::to_string(v);
+    values.push_back(v);
+  }
+  std::string usage_row = "[";
+  for (std::size_t i = 0; i < values.size(); ++i) usage_row += i == 0 ? "-0" : ",0";
+  usage_row += "]";
+  const std::string text = R"({"problem":{"nodes":{"intervals":[[0,1]],"costs":[[)" + row + R"(]],"usages":[)" + usage_row +
+                           R"(]},"edges":{"nodes":[],"costs":[]},"usage_limit":1}})";
+  REQUIRE(text.size() > 4 * (std::size_t{1} << 18));
+  auto r = parse_iopddl(text, "t.json");
+  REQUIRE_MESSAGE(r, r.error().to_string());
+  CHECK(r->costs == values);
+  CHECK(r->usages == std::vector<std::int64_t>(values.size(), 0));
+  const auto big = replaced(text, "9223372036854775807", "9223372036854775808");
+  CHECK(error_of(big) == at(big, "9223372036854775808", "problem.nodes.costs[0][0]",
+                            "'9223372036854775808' is out of the range of int64", "parse_error"));
+}
+
 TEST_CASE("gzip and zlib input is told apart by its first bytes") {
   auto want = parse_iopddl(base, "t.json");
   REQUIRE(want);
@@ -180,6 +213,20 @@ TEST_CASE("values the problem cannot have are errors naming the value") {
   CHECK(error_of(t) == at(t, "-7", "problem.edges.costs[0][0]", "cost -7 is negative"));
   t = replaced(base, "[[0,2],[1,3]]", "[[0,2],[4,3]]");
   CHECK(error_of(t) == at(t, "[4,3]", "problem.nodes.intervals[1]", "lo 4 is above hi 3"));
+  // A negative start is refused whatever the end, and an end before the start is refused too.
+  const std::pair<std::string, std::string> intervals[] = {
+      {"[-2,3]", "lo -2 is negative (time steps start at 0)"}, {"[-5,-1]", "lo -5 is negative (time steps start at 0)"},
+      {"[-1,-3]", "lo -1 is negative (time steps start at 0)"}, {"[3,-3]", "lo 3 is above hi -3"}};
+  for (const auto& [interval, what] : intervals) {
+    t = replaced(base, "[1,3]]", interval + "]");
+    CHECK(error_of(t) == at(t, interval, "problem.nodes.intervals[1]", what));
+  }
+  // In gzip input the offset counts the decompressed text.
+  t = replaced(base, "[[0,2],[1,3]]", "[[0,2],[-7,3]]");
+  auto gz = parse_iopddl(test::gzip_member(test::stored_deflate(t, 40), t), "t.json.gz");
+  REQUIRE_FALSE(gz);
+  CHECK(gz.error().message() == "t.json.gz: problem.nodes.intervals[1]: at byte " + std::to_string(t.find("[-7,3]")) +
+                                    " of the decompressed text: lo -7 is negative (time steps start at 0)");
   t = replaced(base, "\"usage_limit\":10", "\"usage_limit\":-1");
   CHECK(error_of(t).starts_with("invalid_argument: t.json: problem.usage_limit: at byte "));
   // The largest int64 is a cost like any other; int64's lowest is negative.

@@ -11,23 +11,25 @@
 ///
 /// Streaming: a small pull tokenizer reads the (decompressed) text in chunks and appends the
 /// numbers straight to the problem's flat arrays, so memory is the size of those arrays plus a
-/// few hundred KiB, never the text or a JSON tree. Keys may come in any order (the contest's
-/// files put the edges first), unknown keys are skipped (their values are still checked to be
-/// JSON), and whitespace may be anywhere. Because the edges can come before the nodes, sizes are
-/// checked once everything is read.
+/// few hundred KiB, never the text or a JSON tree; rows of plain integers take a fast path
+/// (eight digits at a time), anything unusual the checked one. Keys may come in any order (the
+/// contest's files put the edges first), unknown keys are skipped (their values are still
+/// checked to be JSON), and whitespace may be anywhere. Because the edges can come before the
+/// nodes, sizes are checked once everything is read.
 ///
 /// Bad input is an `error` whose message names the source, the JSON path and the byte offset in
 /// the text (in the decompressed text for compressed input): `errc::parse_error` for text that is
 /// not the format (a syntax error, a number that is not an integer or lies outside int64, a
 /// missing or repeated key, trailing characters, a truncated or corrupt gzip stream), and
 /// `errc::invalid_argument` for values the problem cannot have (a negative cost or usage,
-/// `lo > hi`, a node without strategies, usages and costs of different lengths, an edge matrix
+/// an interval with `lo < 0` or `lo > hi`, a node without strategies, usages and costs of different lengths, an edge matrix
 /// of the wrong size, an edge node out of range). Limits: `iopddl_max_bytes` of text (checked
 /// on the file, the compressed input and the decompressed text), `iopddl_max_name_bytes` of
 /// name, `iopddl_max_depth` levels of nesting in skipped values.
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -46,6 +48,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
 #include "xlamem/io/gzip.hpp"
+#include "xlamem/sharding/deadline.hpp"
 #include "xlamem/sharding/problem.hpp"
 
 namespace xlamem {
@@ -304,6 +307,74 @@ class json_cursor {
     value = negative ? static_cast<std::int64_t>(std::uint64_t{0} - magnitude) : static_cast<std::int64_t>(magnitude);
     pos_ = static_cast<std::size_t>(p - buf_.data());
     return true;
+  }
+
+  /// The common case of `read_int`, without refills: after optional whitespace, a non-negative
+  /// integer of at most 19 digits (which cannot overflow uint64) within int64, no leading zero,
+  /// ended inside the window by a byte that is not part of a number. @returns false, consuming
+  /// nothing, for anything else; the caller then reads it with `read_int`, which names the fault.
+  bool scan_plain_int(std::int64_t& value) noexcept {
+    const char* p = buf_.data() + pos_;
+    const char* const end = buf_.data() + end_;
+    while (p != end && is_space(*p)) ++p;
+    const char* const digits = p;
+    std::uint64_t magnitude = 0;
+    p = scan_digits(p, end, magnitude);
+    const auto count = p - digits;
+    if (count == 0 || count > 19 || p == end || *p == '.' || *p == 'e' || *p == 'E' || (*digits == '0' && count > 1) ||
+        magnitude > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      return false;
+    }
+    value = static_cast<std::int64_t>(magnitude);
+    pos_ = static_cast<std::size_t>(p - buf_.data());
+    return true;
+  }
+  static constexpr bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+  /// The decimal digits from `p`, eight bytes at a time while the window has eight more: their
+  /// value goes to `magnitude` (modulo 2^64 past 19 digits). @returns the first byte after them.
+  static const char* scan_digits(const char* p, const char* end, std::uint64_t& magnitude) noexcept {
+    if constexpr (std::endian::native == std::endian::little) {
+      static constexpr std::uint64_t pow10[9] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
+      const char* const start = p;
+      while (end - p >= 8 && p - start <= 19) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, p, 8);
+        const unsigned run = digit_run(word);
+        magnitude = magnitude * pow10[run] + digits_value(word, run);
+        p += run;
+        if (run < 8) return p;
+      }
+    }
+    for (; p != end && is_digit(*p); ++p) magnitude = magnitude * 10 + static_cast<std::uint64_t>(*p - '0');
+    return p;
+  }
+  // How many of the eight bytes of `word` (little-endian: the first in the low byte) are
+  // digits before the first that is not: a byte is a digit when its high nibble is 3 and adding
+  // 6 to it keeps the high nibble 3. A carry out of a byte comes only from one that is no digit.
+  static unsigned digit_run(std::uint64_t word) noexcept {
+    constexpr std::uint64_t high = 0xF0F0F0F0F0F0F0F0, threes = 0x3030303030303030, sixes = 0x0606060606060606;
+    const std::uint64_t bad = ((word & high) ^ threes) | (((word + sixes) & high) ^ threes);
+    return bad == 0 ? 8 : static_cast<unsigned>(std::countr_zero(bad)) / 8;
+  }
+  // The value of the first `run` (at most 8) digits of `word`: they move to the high bytes over
+  // zeros, then pairs, quads and the octet combine by multiplication.
+  static std::uint64_t digits_value(std::uint64_t word, unsigned run) noexcept {
+    if (run == 0) return 0;
+    std::uint64_t d = (word - 0x3030303030303030) << (8 * (8 - run));  // borrows only reach dropped bytes
+    d = d * 10 + (d >> 8);
+    d = (((d & 0x000000FF000000FF) * (100 + (std::uint64_t{1000000} << 32))) +
+         (((d >> 16) & 0x000000FF000000FF) * (1 + (std::uint64_t{10000} << 32)))) >>
+        32;
+    return d;
+  }
+
+  /// The next byte after whitespace (-1 at the end), with no call when it is in the window.
+  int peek_after_space() {
+    while (pos_ != end_ && is_space(buf_[pos_])) ++pos_;
+    if (pos_ != end_) return static_cast<unsigned char>(buf_[pos_]);
+    skip_whitespace();
+    return peek();
   }
 
   /// A JSON string; its bytes go to `out` (escapes decoded to UTF-8) while it has fewer than
@@ -712,13 +783,17 @@ class iopddl_reader {
       const std::uint64_t at = in_.offset();
       std::int64_t bound[2] = {0, 0};
       std::size_t k = 0;
-      const bool ok = read_array(path.at(i), [&](std::size_t j) {
-        if (j >= 2) return in_.fail_here(path.at(i), "an interval is [lo, hi]: more than 2 values");
-        k = j + 1;
-        return in_.read_int(path.at(i).at(j), bound[j]);
-      });
+      const bool ok = read_int_row(path.at(i), nullptr, 2, "an interval is [lo, hi]: more than 2 values",
+                                   [&](std::size_t j, std::int64_t v) {
+                                     bound[j] = v;
+                                     k = j + 1;
+                                   });
       if (!ok) return false;
       if (k != 2) return in_.fail(path.at(i), at, "an interval is [lo, hi]: " + std::to_string(k) + " values");
+      if (bound[0] < 0) {  // time steps count from 0
+        return in_.fail(path.at(i), at, "lo " + std::to_string(bound[0]) + " is negative (time steps start at 0)",
+                        errc::invalid_argument);
+      }
       if (bound[0] > bound[1]) {
         return in_.fail(path.at(i), at, "lo " + std::to_string(bound[0]) + " is above hi " + std::to_string(bound[1]),
                         errc::invalid_argument);
@@ -726,6 +801,35 @@ class iopddl_reader {
       p_.intervals.push_back({bound[0], bound[1]});
       return true;
     });
+  }
+
+  // One row `[v, ...]` of at most `max_values` integers (`too_many` at the next one), each
+  // passed to `put(j, v)`; `what` names a value that must not be negative (null: any sign).
+  // Plain numbers take the cursor's fast path, anything else its checked one.
+  template <class Put>
+  bool read_int_row(const json_path& path, const char* what, std::size_t max_values, const char* too_many, Put&& put) {
+    if (!in_.expect('[', path, "an array '['")) return false;
+    if (in_.peek_after_space() == ']') {
+      in_.advance();
+      return true;
+    }
+    for (std::size_t j = 0;; ++j) {
+      if (j >= max_values) return in_.fail_here(path, too_many);
+      std::int64_t v = 0;
+      if (!in_.scan_plain_int(v)) {
+        in_.skip_whitespace();
+        const std::uint64_t at = in_.offset();
+        if (!in_.read_int(path.at(j), v) || (what != nullptr && !non_negative(path.at(j), v, at, what))) return false;
+      }
+      put(j, v);
+      const int c = in_.peek_after_space();
+      if (c == ',' || c == ']') {
+        in_.advance();
+        if (c == ']') return true;
+        continue;
+      }
+      return in_.fail_here(path, "expected ',' or ']', found " + in_.describe_next());
+    }
   }
 
   // An array of integer rows (node costs or usages, edge matrices) appended to `values`, the
@@ -738,14 +842,8 @@ class iopddl_reader {
     return read_array(path, [&](std::size_t i) {
       in_.skip_whitespace();
       r.starts.push_back(in_.offset());
-      const bool ok = read_array(path.at(i), [&](std::size_t j) {
-        std::int64_t v = 0;
-        in_.skip_whitespace();
-        const std::uint64_t at = in_.offset();
-        if (!in_.read_int(path.at(i).at(j), v) || !non_negative(path.at(i).at(j), v, at, what)) return false;
-        values.push_back(v);
-        return true;
-      });
+      const bool ok = read_int_row(path.at(i), what, std::numeric_limits<std::size_t>::max(), "",
+                                   [&](std::size_t, std::int64_t v) { values.push_back(v); });
       if (ok) ends.push_back(values.size());
       return ok;
     });
@@ -762,13 +860,11 @@ class iopddl_reader {
       edge_nodes_.starts.push_back(at);
       std::int64_t ends[2] = {0, 0};
       std::size_t k = 0;
-      const bool ok = read_array(path.at(e), [&](std::size_t j) {
-        if (j >= 2) return in_.fail_here(path.at(e), "an edge is [u, v]: more than 2 nodes");
-        k = j + 1;
-        in_.skip_whitespace();
-        const std::uint64_t v_at = in_.offset();
-        return in_.read_int(path.at(e).at(j), ends[j]) && non_negative(path.at(e).at(j), ends[j], v_at, "node index");
-      });
+      const bool ok = read_int_row(path.at(e), "node index", 2, "an edge is [u, v]: more than 2 nodes",
+                                   [&](std::size_t j, std::int64_t v) {
+                                     ends[j] = v;
+                                     k = j + 1;
+                                   });
       if (!ok) return false;
       if (k != 2) return in_.fail(path.at(e), at, "an edge is [u, v]: " + std::to_string(k) + " nodes");
       p_.edges.emplace_back(static_cast<std::size_t>(ends[0]), static_cast<std::size_t>(ends[1]));
@@ -850,12 +946,27 @@ class iopddl_reader {
   rows node_costs_, node_usages_, edge_nodes_, edge_costs_;
 };
 
+/// `source`, failing with `errc::deadline_exceeded` once `deadline` has passed (checked before
+/// each piece, a few hundred KiB of text).
+[[nodiscard]] inline text_source text_until(text_source source, const std::string& name, sharding::solver_deadline deadline) {
+  if (!deadline) return source;
+  return [source = std::move(source), name, deadline, read = std::uint64_t{0}]() mutable -> result<std::string_view> {
+    if (sharding::solver_clock::now() >= *deadline) {
+      return make_error(errc::deadline_exceeded,
+                        name + ": the time limit ran out while reading, after " + std::to_string(read) + " bytes of text");
+    }
+    auto piece = source();
+    if (piece) read += piece->size();
+    return piece;
+  };
+}
+
 [[nodiscard]] inline result<sharding::problem> read_iopddl_bytes(byte_source raw, const std::string& name,
-                                                                 input_limits limits) {
+                                                                 input_limits limits, sharding::solver_deadline deadline) {
   try {
     decoded_text text(std::move(raw), name, limits.max_bytes);
     if (auto started = text.start(); !started) return started.error();
-    json_cursor cursor(text.source(), name, text.compressed());
+    json_cursor cursor(text_until(text.source(), name, deadline), name, text.compressed());
     return iopddl_reader(cursor).read();
   } catch (const std::bad_alloc&) {
     return make_error(errc::out_of_memory, name + ": out of memory while reading the IOPDDL problem");
@@ -868,22 +979,25 @@ class iopddl_reader {
 /// with `source`. Bounded by `limits.max_bytes` like a file.
 [[nodiscard]] inline result<sharding::problem> parse_iopddl(std::string_view bytes, std::string_view source = "<input>",
                                                             input_limits limits = iopddl_limits()) {
-  return detail::read_iopddl_bytes(memory_byte_source(bytes), std::string(source), limits);
+  return detail::read_iopddl_bytes(memory_byte_source(bytes), std::string(source), limits, std::nullopt);
 }
 
 /// Reads an IOPDDL problem from a stream (standard input for `-`), not closed; messages start
-/// with `name`.
+/// with `name`. Past `deadline` it stops with `errc::deadline_exceeded`.
 [[nodiscard]] inline result<sharding::problem> read_iopddl_stream(std::FILE* f, const std::string& name,
-                                                                  input_limits limits = iopddl_limits()) {
-  return detail::read_iopddl_bytes(file_byte_source(f, name), name, limits);
+                                                                  input_limits limits = iopddl_limits(),
+                                                                  sharding::solver_deadline deadline = std::nullopt) {
+  return detail::read_iopddl_bytes(file_byte_source(f, name), name, limits, deadline);
 }
 
 /// Reads the IOPDDL problem file `path` (a regular file of at most `limits.max_bytes`, JSON or
-/// gzip/zlib-compressed JSON of at most that many bytes decompressed).
-[[nodiscard]] inline result<sharding::problem> read_iopddl(const std::string& path, input_limits limits = iopddl_limits()) {
+/// gzip/zlib-compressed JSON of at most that many bytes decompressed). Past `deadline` it stops
+/// with `errc::deadline_exceeded` (the text is checked piece by piece, a few hundred KiB each).
+[[nodiscard]] inline result<sharding::problem> read_iopddl(const std::string& path, input_limits limits = iopddl_limits(),
+                                                           sharding::solver_deadline deadline = std::nullopt) {
   auto file = open_input_file(path, limits);
   if (!file) return file.error();
-  return detail::read_iopddl_bytes(file_byte_source(file->get(), path), path, limits);
+  return detail::read_iopddl_bytes(file_byte_source(file->get(), path), path, limits, deadline);
 }
 
 }  // namespace xlamem

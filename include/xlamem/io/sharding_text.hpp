@@ -40,8 +40,9 @@ void visit_fields(const sharding_report& x, F&& f) {
   f("forbidden_choices", r.forbidden_choices);
   f("peak", r.peak.to_string());
   f("limit", x.problem->limit);
-  f("lower_bound", r.lower_bound.to_string());
+  f("lower_bound", r.lower_bound ? std::optional<std::string>(r.lower_bound->to_string()) : std::nullopt);  // null: unknown
   f("gap", r.gap);
+  f("internal_error", r.internal_error.empty() ? std::nullopt : std::optional<std::string>(r.internal_error));
   f("seconds", r.seconds);
   f("seconds_reading", x.seconds_reading);
   f("seconds_to_first_feasible", r.seconds_to_first_feasible);
@@ -77,9 +78,12 @@ inline std::string fixed2(double v) {
   if (r.forbidden_choices != 0) s += " (" + std::to_string(r.forbidden_choices) + " forbidden choices)";
   s += "\npeak usage:  " + r.peak.to_string() + " of the limit " + std::to_string(p.limit) +
        (r.feasible ? " (within the limit)\n" : " (over the limit)\n");
-  if (r.feasible && r.forbidden_choices == 0) {
-    s += "lower bound: " + r.lower_bound.to_string() + " (gap " + detail::fixed2(100.0 * r.gap) + " %)\n";
+  if (r.lower_bound && r.gap) {
+    s += "lower bound: " + r.lower_bound->to_string() + " (gap " + detail::fixed2(100.0 * *r.gap) + " %)\n";
+  } else if (r.feasible && r.forbidden_choices == 0) {
+    s += "lower bound: unknown\n";
   }
+  if (!r.internal_error.empty()) s += "internal error: " + r.internal_error + "\n";
   s += "time:        read " + detail::fixed2(x.seconds_reading) + " s, first feasible " +
        detail::fixed2(r.seconds_to_first_feasible) + " s, best " + detail::fixed2(r.seconds_to_best) + " s, total " +
        detail::fixed2(r.seconds) + " s\n";

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "xlamem/sharding/trws.hpp"
@@ -27,8 +28,9 @@ class lagrangian_relaxation {
 
   /// One step: price the labels, run `passes` TRW-S passes, take the bound, then move the prices
   /// along the subgradient of the labels read off. @returns this step's bound (without the
-  /// presolve constant).
-  double step(double target, int passes = 5) {
+  /// presolve constant), or minus infinity when `deadline` cut the step short.
+  double step(double target, int passes = 5, solver_deadline deadline = std::nullopt) {
+    deadline_watch watch(deadline);
     const auto& m = *model_;
     const auto& rows = m.rows();
     const std::size_t r_count = rows.row_count();
@@ -40,6 +42,7 @@ class lagrangian_relaxation {
     }
     auto& extra = trws_.extra();
     for (std::size_t v = 0; v < m.var_count(); ++v) {
+      if (watch.passed(1 + rows.runs(v).size())) return -std::numeric_limits<double>::infinity();
       double* e = extra.data() + trws_.label_base(v);
       std::fill(e, e + m.labels(v), 0.0);
       for (const auto& run : rows.runs(v)) {
@@ -48,7 +51,8 @@ class lagrangian_relaxation {
         for (std::size_t s = 0; s < m.labels(v); ++s) e[s] += p * static_cast<double>(rows.usage(run, s));
       }
     }
-    for (int k = 0; k < passes; ++k) trws_.iterate();
+    for (int k = 0; k < passes; ++k) trws_.iterate(watch);
+    if (watch.seen_passed()) return -std::numeric_limits<double>::infinity();
     const double bound = trws_.lower_bound() - priced_capacity;
     if (bound > best_bound_) {
       best_bound_ = bound;

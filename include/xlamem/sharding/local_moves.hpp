@@ -9,16 +9,14 @@
 /// O(vars * log runs + candidates * labels * (degree + runs * log rows)).
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 
+#include "xlamem/sharding/deadline.hpp"
 #include "xlamem/sharding/search_model.hpp"
 
 namespace xlamem::sharding {
-
-using solver_clock = std::chrono::steady_clock;
 
 /// Relabels variables until the assignment fits the limit. @returns false when no single
 /// relabelling frees memory on the most loaded row any more (the limit cannot be met this way)

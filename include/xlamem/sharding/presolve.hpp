@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
+#include "xlamem/sharding/deadline.hpp"
 #include "xlamem/sharding/problem.hpp"
 
 namespace xlamem::sharding {
@@ -93,6 +94,8 @@ class presolved {
   /// False when some node has no strategy left that avoids a forbidden choice.
   bool has_permitted_assignment = true;
   std::string infeasibility;  ///< why, when `has_permitted_assignment` is false
+  /// False when the deadline passed before presolve finished: then nothing else is usable.
+  bool complete = true;
 
   /// Counts of what each reduction did, for the solver's log.
   struct statistics {
@@ -155,7 +158,8 @@ class presolver {
   static constexpr std::uint32_t none = presolved::none;
 
   template <sharding_problem P>
-  explicit presolver(const P& p) {
+  presolver(const P& p, solver_deadline deadline) : watch_(building_deadline(deadline)) {
+    const auto build_start = solver_clock::now();
     using T = problem_traits<P>;
     const std::size_t n = T::node_count(p);
     out_.original_nodes = n;
@@ -168,6 +172,7 @@ class presolver {
     degree_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t k = T::strategy_count(p, i);
+      if (watch_.passed(k)) return;
       auto& u = unary_[i];
       u.resize(k);
       std::vector<usage_type> use(k);
@@ -186,6 +191,7 @@ class presolver {
     for (std::size_t e = 0; e < m; ++e) {
       const auto [a, b] = T::edge_nodes(p, e);
       const std::size_t ka = unary_[a].size(), kb = unary_[b].size();
+      if (watch_.passed(ka * kb)) return;
       std::vector<cost_type> c(ka * kb);
       for (std::size_t x = 0; x < ka; ++x) {
         for (std::size_t y = 0; y < kb; ++y) c[x * kb + y] = std::min(T::edge_cost(p, e, x, y), forbidden_cost);
@@ -196,21 +202,25 @@ class presolver {
       }
       add_edge(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b), std::move(c));
     }
+    // Freeing the lists takes about as long as building them: the rounds stop that long (and a
+    // fifth more) before the deadline, so that a presolve cut short is gone by then.
+    if (deadline) watch_ = deadline_watch(*deadline - (solver_clock::now() - build_start) * 6 / 5);
   }
 
   presolved run() {
-    for (int round = 0;; ++round) {
+    for (int round = 0; !watch_.seen_passed(); ++round) {
       bool changed = propagate_forbidden();
       if (!out_.has_permitted_assignment) break;
       changed |= merge_dependent();
       changed |= fold_fixed();
       if (!changed) break;
     }
-    if (out_.has_permitted_assignment) {
+    if (out_.has_permitted_assignment && !watch_.seen_passed()) {
       merge_duplicate_edges();
       eliminate_memory_free();
     }
-    compact();
+    if (!watch_.seen_passed()) compact();
+    out_.complete = !watch_.seen_passed();
     return std::move(out_);
   }
 
@@ -228,6 +238,7 @@ class presolver {
   };
 
   presolved out_;
+  deadline_watch watch_;  ///< every loop stops when it passes
   std::vector<std::vector<cost_type>> unary_;
   std::vector<std::vector<member>> members_;
   std::vector<bool> alive_;
@@ -238,6 +249,14 @@ class presolver {
   std::vector<term_rec> terms_;
 
   std::size_t k(std::uint32_t v) const { return unary_[v].size(); }
+
+  // Building the per-variable, per-edge and per-term lists gets 5/11 of the time left: cut
+  // there, freeing them (about 1.2 times as long again) still ends by the deadline.
+  static solver_deadline building_deadline(solver_deadline deadline) {
+    const auto now = solver_clock::now();
+    if (!deadline || *deadline <= now) return deadline;
+    return now + (*deadline - now) / 11 * 5;  // divided first: no overflow for a far deadline
+  }
 
   void add_term(std::uint32_t v, std::int64_t lo, std::int64_t hi, std::vector<usage_type> use) {
     var_terms_[v].push_back(static_cast<std::uint32_t>(terms_.size()));
@@ -307,7 +326,7 @@ class presolver {
     std::deque<std::uint32_t> queue;
     std::vector<bool> queued(unary_.size(), false);
     for (std::uint32_t v = 0; v < unary_.size(); ++v) if (alive_[v]) { queue.push_back(v); queued[v] = true; }
-    while (!queue.empty()) {
+    while (!queue.empty() && !watch_.passed(1 + var_edges_[queue.front()].size())) {
       const std::uint32_t v = queue.front();
       queue.pop_front();
       queued[v] = false;
@@ -407,7 +426,7 @@ class presolver {
   /// Merges nodes fixed by a neighbour's choice (XLA's follow constraints, aliases).
   bool merge_dependent() {
     bool changed = false;
-    for (std::uint32_t e = 0; e < edges_.size(); ++e) {
+    for (std::uint32_t e = 0; e < edges_.size() && !watch_.passed(edges_[e].cost.size()); ++e) {
       if (!edges_[e].alive) continue;
       const auto a = edges_[e].a, b = edges_[e].b;
       // Merge the variable with fewer edges into the other when the edge allows it.
@@ -427,7 +446,7 @@ class presolver {
   /// Folds variables with one label into their neighbours and the base load.
   bool fold_fixed() {
     bool changed = false;
-    for (std::uint32_t v = 0; v < unary_.size(); ++v) {
+    for (std::uint32_t v = 0; v < unary_.size() && !watch_.passed(1 + var_edges_[v].size()); ++v) {
       if (!alive_[v] || k(v) != 1) continue;
       out_.constant_cost += wide_cost(unary_[v][0]);
       for (auto e : incident(v)) {
@@ -453,7 +472,7 @@ class presolver {
 
   /// Sums edges that join the same two variables.
   void merge_duplicate_edges() {
-    for (std::uint32_t v = 0; v < unary_.size(); ++v) {
+    for (std::uint32_t v = 0; v < unary_.size() && !watch_.passed(1 + var_edges_[v].size()); ++v) {
       if (!alive_[v]) continue;
       std::vector<std::pair<std::uint32_t, std::uint32_t>> by_other;  // (other, edge)
       for (auto e : incident(v)) {
@@ -508,7 +527,7 @@ class presolver {
   void eliminate_memory_free() {
     std::deque<std::uint32_t> queue;
     for (std::uint32_t v = 0; v < unary_.size(); ++v) if (alive_[v]) queue.push_back(v);
-    while (!queue.empty()) {
+    while (!queue.empty() && !watch_.passed(1 + var_edges_[queue.front()].size())) {
       const std::uint32_t v = queue.front();
       queue.pop_front();
       if (!alive_[v] || degree_[v] > 2 || !make_memory_free(v)) continue;
@@ -615,10 +634,11 @@ class presolver {
 }  // namespace detail
 
 /// Presolves `p` (see the file comment). Never fails: a problem whose every assignment uses a
-/// forbidden choice comes back with `has_permitted_assignment == false` and the reason.
+/// forbidden choice comes back with `has_permitted_assignment == false` and the reason, and one
+/// whose presolve `deadline` cut short with `complete == false`.
 template <sharding_problem P>
-[[nodiscard]] presolved presolve(const P& p) {
-  return detail::presolver(p).run();
+[[nodiscard]] presolved presolve(const P& p, solver_deadline deadline = std::nullopt) {
+  return detail::presolver(p, deadline).run();
 }
 
 }  // namespace xlamem::sharding

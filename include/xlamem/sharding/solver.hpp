@@ -18,7 +18,8 @@
 /// The result is the best assignment found within the limit (or, when none fits, the one with
 /// the least excess), its exact cost on the original problem, and a lower bound on the optimum.
 /// The time limit is wall-clock and covers everything from the call to the return; the search
-/// stops a little before it to leave time for mapping the answer back.
+/// stops a little before it to leave time for mapping the answer back, and presolve early enough
+/// that freeing its work, when it is cut short, ends by then.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include <functional>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -56,6 +58,9 @@ struct solve_progress {
 struct solve_options {
   /// Wall-clock seconds for the whole call.
   double time_limit = 10.0;
+  /// When set, the end of the call instead of `time_limit` from its start (a caller that spent
+  /// part of its limit before, reading the problem, passes the end of its own limit).
+  solver_deadline deadline;
   /// Threads to search with (1: only the calling thread).
   unsigned threads = 1;
   /// Seed of the random choices (thread k uses seed + k).
@@ -90,8 +95,13 @@ struct solve_result {
   bool feasible = false;          ///< within the memory limit at every time step
   std::size_t forbidden_choices = 0;  ///< node strategies and edge pairs at or above forbidden_cost
   wide_cost peak;                 ///< the largest total usage at any time step
-  wide_cost lower_bound;          ///< no assignment within the limit costs less
-  double gap = 1.0;               ///< (cost - lower_bound) / cost, 0 when optimal
+  /// No assignment within the limit costs less. Empty when unknown: the answer is over the
+  /// limit or forbidden, or the bound contradicted the answer (see `internal_error`).
+  std::optional<wide_cost> lower_bound;
+  std::optional<double> gap;      ///< (cost - lower_bound) / cost when the bound is known, 0 when optimal
+  /// A contradiction the solver caught in itself (a lower bound above the exact cost of the
+  /// answer: a bug in the relaxation or TRW-S); the answer stands, the bound is dropped.
+  std::string internal_error;
   double seconds = 0;             ///< wall-clock time of the call
   double seconds_to_first_feasible = -1;  ///< -1 when none was found
   double seconds_to_best = -1;    ///< when the returned assignment was found
@@ -245,7 +255,8 @@ struct worker {
     const auto now = solver_clock::now();
     const auto until = now + std::chrono::duration_cast<solver_clock::duration>((deadline - now) * relax_share);
     while (solver_clock::now() < until && lr.factor() > 1e-3) {
-      const double bound = lr.step(best.target());
+      const double bound = lr.step(best.target(), 5, until);
+      if (!std::isfinite(bound)) break;  // the deadline cut the step short
       ++relaxation_steps;
       if (bound > best.bound()) best.set_guide(lr.labels());
       best.offer_bound(bound);
@@ -314,6 +325,42 @@ struct worker {
   }
 };
 
+/// The first answer, in one pass: every node at its strategy of least usage, ties to the
+/// cheaper. Within the memory limit whenever any assignment is (each time step then carries the
+/// least usage it can).
+template <sharding_problem P>
+assignment least_usage_assignment(const P& p) {
+  using T = problem_traits<P>;
+  assignment a(T::node_count(p), 0);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    for (std::size_t s = 1; s < T::strategy_count(p, i); ++s) {
+      const usage_type u = T::node_usage(p, i, s), best = T::node_usage(p, i, a[i]);
+      if (u < best || (u == best && T::node_cost(p, i, s) < T::node_cost(p, i, a[i]))) a[i] = s;
+    }
+  }
+  return a;
+}
+
+/// Puts `a`, scored on `p`, in `out` with its status (before any bound is known).
+inline void take_answer(solve_result& out, assignment a, const evaluation& scored) {
+  out.strategies = std::move(a);
+  out.cost = scored.cost;
+  out.feasible = scored.feasible;
+  out.forbidden_choices = scored.forbidden_choices;
+  out.peak = scored.peak_usage;
+  if (out.forbidden_choices > 0) out.status = solve_status::forbidden;
+  else if (!out.feasible) out.status = solve_status::over_limit;
+  else out.status = solve_status::time_limit;
+}
+
+/// True when `a` is a better answer than `b`: within the limit and permitted first, then cheaper.
+inline bool better_answer(const evaluation& a, const evaluation& b) {
+  if (a.allowed() != b.allowed()) return a.allowed();
+  if (a.forbidden_choices != b.forbidden_choices) return a.forbidden_choices < b.forbidden_choices;
+  if (a.feasible != b.feasible) return a.feasible;
+  return a.feasible ? a.cost < b.cost : a.peak_usage < b.peak_usage;
+}
+
 /// What branch and bound over every variable settled, when there are few variables.
 enum class exact_outcome { unknown, optimal, nothing_fits };
 
@@ -375,6 +422,33 @@ result<void> check_solvable(const P& p) {
   return {};
 }
 
+/// The lower bound, gap and status of the scored answer `out` (cost, feasibility and forbidden
+/// choices set) from `bound`, the relaxation's best bound with the presolve constant, and `proven` when
+/// exact search showed the answer optimal. `optimal` only on a proof. A bound above the answer's
+/// exact cost is a bug, not a proof: it is reported in `internal_error` and the bound is left
+/// unknown (it was once clamped to the cost, which turned a wrong bound into "optimal").
+inline void settle_bound(solve_result& out, double bound, bool proven) {
+  out.lower_bound.reset();
+  out.gap.reset();
+  if (!out.feasible || out.forbidden_choices > 0) return;
+  wide_cost lower;  // 0 without a positive bound: costs are nonnegative
+  if (std::isfinite(bound) && bound > 0) {
+    // Less a margin for the rounding of the bound's floating-point sums, then rounded up: the
+    // optimum is an integer at least the exact bound.
+    lower = wide_cost(static_cast<std::int64_t>(std::min(std::ceil(bound - 1e-9 * std::abs(bound)), 9.0e18)));
+  }
+  if (lower > out.cost) {
+    out.internal_error = "the lower bound " + lower.to_string() + " is above the cost " + out.cost.to_string() +
+                         " of the answer (a bug in the relaxation: please report it); the bound is unknown";
+    return;
+  }
+  if (proven) lower = out.cost;
+  out.lower_bound = lower;
+  const double c = out.cost.to_double();
+  out.gap = c > 0 ? (c - lower.to_double()) / c : 0.0;
+  if (lower == out.cost) out.status = solve_status::optimal;
+}
+
 }  // namespace detail
 
 /// Solves `p` within `options.time_limit` seconds (see the file comment).
@@ -384,15 +458,37 @@ template <sharding_problem P>
   if (auto ok = detail::check_solvable(p); !ok) return ok.error();
   if (!(options.time_limit >= 0)) return error(errc::invalid_argument, "the time limit must be >= 0 seconds");
   const auto limit = std::chrono::duration<double>(std::min(options.time_limit, 1e7));
-  // Leave time to map the answer back and score it: 2 % of the limit, at most 0.5 s.
-  const auto reserve = std::chrono::duration<double>(std::min(0.5, options.time_limit * 0.02));
-  const auto deadline = start + std::chrono::duration_cast<solver_clock::duration>(limit - reserve);
+  const auto end = options.deadline ? *options.deadline : start + std::chrono::duration_cast<solver_clock::duration>(limit);
 
+  // A first answer at once; scoring it also measures what mapping back and scoring the final
+  // answer will cost. Leave that time twice over, plus 2 % of the limit (at most 0.5 s).
   solve_result out;
-  const presolved pre = presolve(p);
+  const auto scoring_start = solver_clock::now();
+  auto first = detail::least_usage_assignment(p);
+  auto first_score = evaluate(p, first);
+  if (!first_score) return first_score.error().with_context("sharding solver (internal)");
+  const auto scoring = solver_clock::now() - scoring_start;
+  detail::take_answer(out, std::move(first), *first_score);
+  if (out.feasible && out.forbidden_choices == 0) {
+    out.seconds_to_first_feasible = out.seconds_to_best = std::chrono::duration<double>(solver_clock::now() - start).count();
+  }
+  const double span = std::chrono::duration<double>(end - start).count();
+  const auto deadline = end - 2 * scoring -
+                        std::chrono::duration_cast<solver_clock::duration>(std::chrono::duration<double>(std::min(0.5, 0.02 * span)));
+  const auto stop_early = [&] {
+    out.seconds = std::chrono::duration<double>(solver_clock::now() - start).count();
+    return out;
+  };
+
+  presolved pre = presolve(p, deadline);
+  if (!pre.complete || solver_clock::now() >= deadline) return stop_early();
   out.presolve = pre.stats;
   out.variables = pre.var_count();
   const search_model model(pre);
+  // The search reads only the model; what maps its answer back stays.
+  pre.edges = std::vector<var_edge>{};
+  pre.terms = std::vector<memory_term>{};
+  if (solver_clock::now() >= deadline) return stop_early();
   detail::incumbent best(start);
   const auto exact = detail::solve_small_exactly(model, best, deadline);
   const bool proven = exact == detail::exact_outcome::optimal;
@@ -426,33 +522,16 @@ template <sharding_problem P>
   }
 
   const auto snap = best.get();
-  out.strategies = pre.expand(snap.labels);
-  auto scored = evaluate(p, out.strategies);
+  auto found = pre.expand(snap.labels);
+  auto scored = evaluate(p, found);
   if (!scored) return scored.error().with_context("sharding solver (internal)");
-  out.cost = scored->cost;
-  out.feasible = scored->feasible;
-  out.forbidden_choices = scored->forbidden_choices;
-  out.peak = scored->peak_usage;
-  if (out.forbidden_choices > 0) out.status = solve_status::forbidden;
-  else if (!out.feasible) out.status = solve_status::over_limit;
-  else out.status = solve_status::time_limit;
-  const double bound = pre.constant_cost.to_double() + best.bound();
-  const bool permitted = out.forbidden_choices == 0;
-  if (out.feasible && permitted && std::isfinite(bound) && bound > 0) {
-    // Rounded down with a margin for the rounding of the bound's floating-point sums.
-    out.lower_bound = wide_cost(static_cast<std::int64_t>(std::min(std::floor(bound - 1e-9 * std::abs(bound)), 9.0e18)));
-    if (out.lower_bound > out.cost) out.lower_bound = out.cost;
-    const double c = out.cost.to_double();
-    out.gap = c > 0 ? (c - out.lower_bound.to_double()) / c : 0.0;
-    if (out.lower_bound == out.cost) out.status = solve_status::optimal;
+  const bool searched_better = !detail::better_answer(*first_score, *scored);
+  if (searched_better) detail::take_answer(out, std::move(found), *scored);
+  detail::settle_bound(out, pre.constant_cost.to_double() + best.bound(), proven);
+  if (snap.first_feasible >= 0 && (out.seconds_to_first_feasible < 0 || snap.first_feasible < out.seconds_to_first_feasible)) {
+    out.seconds_to_first_feasible = snap.first_feasible;
   }
-  if (proven && out.feasible && permitted) {
-    out.lower_bound = out.cost;
-    out.gap = 0;
-    out.status = solve_status::optimal;
-  }
-  out.seconds_to_first_feasible = snap.first_feasible;
-  out.seconds_to_best = snap.found_at;
+  if (searched_better) out.seconds_to_best = snap.found_at;
   out.seconds = std::chrono::duration<double>(solver_clock::now() - start).count();
   return out;
 }

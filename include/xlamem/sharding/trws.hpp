@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "xlamem/sharding/deadline.hpp"
 #include "xlamem/sharding/search_model.hpp"
 
 namespace xlamem::sharding {
@@ -78,11 +79,22 @@ class trws {
   /// Clears the messages (after a large change of the extra costs, or to start over).
   void reset() { std::fill(messages_.begin(), messages_.end(), 0.0); }
 
-  /// One forward and one backward pass; updates `labels()` (read off the forward pass).
-  void iterate() {
+  /// One forward and one backward pass; updates `labels()` (read off the forward pass). Stops
+  /// where `watch` passes: the messages stay valid, the labels then mix two passes.
+  void iterate(deadline_watch& watch) {
     const std::size_t n = model_->var_count();
-    for (std::size_t v = 0; v < n; ++v) update(v, true);
-    for (std::size_t v = n; v-- > 0;) update(v, false);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (watch.passed(1 + model_->arcs(v).size())) return;
+      update(v, true);
+    }
+    for (std::size_t v = n; v-- > 0;) {
+      if (watch.passed(1 + model_->arcs(v).size())) return;
+      update(v, false);
+    }
+  }
+  void iterate() {
+    deadline_watch never(std::nullopt);
+    iterate(never);
   }
 
   /// The labelling read off the last forward pass.

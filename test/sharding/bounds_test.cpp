@@ -1,0 +1,548 @@
+// SPDX-License-Identifier: Apache-2.0
+// Bounds that are checked, never trusted: 2,000 generated problems per shape, of 10 to 22 nodes
+// (trees 10-22, grids 10-20, dense graphs 10-14: sizes where the oracle keeps the whole file near
+// 25 s at -O2; at 10-40 nodes it took minutes, with the same findings; tight and loose memory
+// limits; forbidden pairs that survive presolve), each
+// solved exactly by an oracle written here independently of the library (enumeration when the
+// strategy product is small, else depth-first branch and bound), against which the parts are
+// checked one by one: every TRW-S bound and every Lagrangian bound is at most the optimum,
+// TRW-S is exact on trees without the limit, the neighbourhood search reaches the optimum,
+// `solve` says `optimal` only at the optimum and its bound is at most the optimum. And a bound
+// above the cost is reported as an internal error, never as a proof.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "xlamem/io/json.hpp"
+#include "xlamem/io/sharding_text.hpp"
+#include "xlamem/sharding/lagrangian.hpp"
+#include "xlamem/sharding/local_moves.hpp"
+#include "xlamem/sharding/neighbourhood_search.hpp"
+#include "xlamem/sharding/presolve.hpp"
+#include "xlamem/sharding/solver.hpp"
+#include "xlamem/sharding/trws.hpp"
+
+namespace sh = xlamem::sharding;
+
+namespace {
+
+enum class graph_kind { tree, grid, dense };
+
+struct shape {
+  graph_kind graph = graph_kind::tree;
+  bool tight = false;  ///< the limit near the least usage's peak, else near the most usage's
+};
+
+// A random problem of `nodes` nodes: every usage depends on the strategy (so presolve cannot
+// eliminate a node for being memory-free), 8 % of the edge entries forbidden, a few forbidden
+// node strategies.
+sh::problem generate(std::uint64_t seed, shape s, std::size_t nodes) {
+  std::mt19937_64 rng(seed);
+  const auto uniform = [&](std::int64_t lo, std::int64_t hi) { return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng); };
+  const auto chance = [&](double p) { return std::uniform_real_distribution<double>(0, 1)(rng) < p; };
+  const std::int64_t steps = std::max<std::int64_t>(4, static_cast<std::int64_t>(nodes) / 3);
+  sh::problem p;
+  std::vector<std::size_t> k(nodes);
+  for (std::size_t i = 0; i < nodes; ++i) {
+    k[i] = static_cast<std::size_t>(uniform(2, s.graph == graph_kind::dense ? 3 : 4));
+    std::vector<sh::cost_type> c(k[i]);
+    std::vector<sh::usage_type> u(k[i]);
+    for (std::size_t x = 0; x < k[i]; ++x) {
+      c[x] = chance(0.03) ? sh::forbidden_cost : uniform(0, 1000);
+      u[x] = uniform(1, 60);
+    }
+    sh::live_interval live;
+    if (!chance(0.1)) {
+      live.lower = uniform(0, steps - 1);
+      live.upper = uniform(live.lower + 1, steps);
+    }
+    p.add_node(live, c, u);
+  }
+  const auto edge = [&](std::size_t a, std::size_t b) {
+    std::vector<sh::cost_type> m(k[a] * k[b]);
+    for (auto& c : m) c = chance(0.08) ? sh::forbidden_cost : uniform(0, 1000);
+    p.add_edge(a, b, m);
+  };
+  if (s.graph == graph_kind::tree) {
+    for (std::size_t i = 1; i < nodes; ++i) edge(static_cast<std::size_t>(uniform(0, static_cast<std::int64_t>(i) - 1)), i);
+  } else if (s.graph == graph_kind::grid) {
+    const std::size_t width = 4;
+    for (std::size_t i = 1; i < nodes; ++i) {
+      if (i % width != 0) edge(i - 1, i);
+      if (i >= width) edge(i - width, i);
+    }
+  } else {
+    for (std::size_t a = 0; a < nodes; ++a) {
+      for (std::size_t b = a + 1; b < nodes; ++b) if (chance(0.4)) edge(a, b);
+    }
+  }
+  // The limit between the peaks of the least and the most usage of every node.
+  const auto peak = [&](bool most) {
+    sh::usage_type top = 0;
+    for (std::int64_t t = 0; t < steps; ++t) {
+      sh::usage_type load = 0;
+      for (std::size_t i = 0; i < nodes; ++i) {
+        if (!p.intervals[i].contains(t)) continue;
+        sh::usage_type u = p.node_usage(i, 0);
+        for (std::size_t x = 1; x < k[i]; ++x) u = most ? std::max(u, p.node_usage(i, x)) : std::min(u, p.node_usage(i, x));
+        load += u;
+      }
+      top = std::max(top, load);
+    }
+    return top;
+  };
+  const sh::usage_type lo = peak(false), hi = peak(true);
+  const double share = s.tight ? 0.25 * std::uniform_real_distribution<double>(0, 1)(rng)
+                               : 0.6 + 0.4 * std::uniform_real_distribution<double>(0, 1)(rng);
+  p.limit = lo + static_cast<sh::usage_type>(share * static_cast<double>(hi - lo));
+  return p;
+}
+
+// The cost of `a` on `p` when it uses no forbidden choice and keeps the limit, else nothing.
+std::optional<std::int64_t> allowed_cost(const sh::problem& p, const sh::assignment& a) {
+  std::int64_t cost = 0;
+  for (std::size_t i = 0; i < p.node_count(); ++i) {
+    if (sh::is_forbidden(p.node_cost(i, a[i]))) return std::nullopt;
+    cost += p.node_cost(i, a[i]);
+  }
+  for (std::size_t e = 0; e < p.edge_count(); ++e) {
+    const auto c = p.edge_cost(e, a[p.edges[e].first], a[p.edges[e].second]);
+    if (sh::is_forbidden(c)) return std::nullopt;
+    cost += c;
+  }
+  std::int64_t horizon = 0;
+  for (const auto& iv : p.intervals) horizon = std::max(horizon, iv.upper);
+  for (std::int64_t t = 0; t < horizon; ++t) {
+    sh::usage_type load = 0;
+    for (std::size_t i = 0; i < p.node_count(); ++i) if (p.intervals[i].contains(t)) load += p.node_usage(i, a[i]);
+    if (load > p.limit) return std::nullopt;
+  }
+  return cost;
+}
+
+// The exact optimum, by enumeration (when the strategy product is at most `enumerate_up_to`)
+// or by depth-first branch and bound: nodes in breadth-first order, each node's strategies
+// cheapest first against the nodes already chosen; the bound adds, for every node still open,
+// its cheapest strategy against the chosen nodes plus, for each edge to a later node, that
+// edge's cheapest entry in the strategy's row (each edge between open nodes counted once; edge
+// costs are nonnegative), and memory counts every open node at its least usage. `limit`
+// replaces the problem's limit.
+class oracle {
+ public:
+  struct answer {
+    std::optional<std::int64_t> cost;
+    sh::assignment strategies;
+    bool enumerated = false;
+  };
+
+  static answer solve(const sh::problem& p, sh::usage_type limit, std::optional<std::int64_t> upper = std::nullopt) {
+    double product = 1;
+    for (std::size_t i = 0; i < p.node_count(); ++i) product *= static_cast<double>(p.strategy_count(i));
+    if (product <= enumerate_up_to) return enumerate(p, limit);
+    oracle o(p, limit);
+    o.best_ = upper ? *upper + 1 : std::numeric_limits<std::int64_t>::max();
+    o.search(0, 0);
+    answer out;
+    if (o.found_) out = {o.best_, o.best_strategies_, false};
+    return out;
+  }
+
+ private:
+  static constexpr double enumerate_up_to = 4096;
+  static constexpr std::int64_t blocked = std::int64_t{1} << 50;  // a forbidden choice
+
+  struct neighbour {
+    std::size_t other, edge;
+    bool first;  ///< this node is the edge's first node
+  };
+
+  const sh::problem& p_;
+  sh::usage_type limit_;
+  std::vector<std::size_t> order_, position_;
+  std::vector<std::vector<neighbour>> adjacent_;
+  std::vector<std::vector<std::int64_t>> partial_;  ///< own cost + edges to chosen nodes, per strategy
+  std::vector<std::vector<std::int64_t>> ahead_;    ///< cheapest entries of edges to later nodes, per strategy
+  std::vector<sh::usage_type> load_, least_;
+  sh::assignment chosen_, best_strategies_;
+  std::int64_t best_ = 0;
+  bool found_ = false;
+
+  oracle(const sh::problem& p, sh::usage_type limit)
+      : p_(p), limit_(limit), position_(p.node_count()), adjacent_(p.node_count()), partial_(p.node_count()),
+        ahead_(p.node_count()), least_(p.node_count()), chosen_(p.node_count(), 0) {
+    const std::size_t n = p.node_count();
+    for (std::size_t e = 0; e < p.edge_count(); ++e) {
+      adjacent_[p.edges[e].first].push_back({p.edges[e].second, e, true});
+      adjacent_[p.edges[e].second].push_back({p.edges[e].first, e, false});
+    }
+    std::vector<bool> seen(n, false);
+    for (std::size_t root = 0; root < n; ++root) {  // breadth first, every component
+      if (seen[root]) continue;
+      seen[root] = true;
+      order_.push_back(root);
+      for (std::size_t h = order_.size() - 1; h < order_.size(); ++h) {
+        for (const auto& nb : adjacent_[order_[h]]) {
+          if (!seen[nb.other]) {
+            seen[nb.other] = true;
+            order_.push_back(nb.other);
+          }
+        }
+      }
+    }
+    for (std::size_t d = 0; d < n; ++d) position_[order_[d]] = d;
+    std::int64_t horizon = 0;
+    for (const auto& iv : p.intervals) horizon = std::max(horizon, iv.upper);
+    load_.assign(static_cast<std::size_t>(horizon), 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      partial_[i].resize(p.strategy_count(i));
+      least_[i] = p.node_usage(i, 0);
+      for (std::size_t s = 0; s < p.strategy_count(i); ++s) {
+        partial_[i][s] = sh::is_forbidden(p.node_cost(i, s)) ? blocked : p.node_cost(i, s);
+        least_[i] = std::min(least_[i], p.node_usage(i, s));
+      }
+      for (auto t = p.intervals[i].lower; t < p.intervals[i].upper; ++t) load_[static_cast<std::size_t>(t)] += least_[i];
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      ahead_[i].assign(p.strategy_count(i), 0);
+      for (const auto& nb : adjacent_[i]) {
+        if (position_[nb.other] < position_[i]) continue;
+        for (std::size_t s = 0; s < p.strategy_count(i); ++s) {
+          std::int64_t least = blocked;
+          for (std::size_t t = 0; t < p.strategy_count(nb.other); ++t) least = std::min(least, pair_cost(nb, s, t));
+          ahead_[i][s] += least;
+        }
+      }
+    }
+  }
+
+  std::int64_t pair_cost(const neighbour& nb, std::size_t mine, std::size_t theirs) const {
+    const auto c = nb.first ? p_.edge_cost(nb.edge, mine, theirs) : p_.edge_cost(nb.edge, theirs, mine);
+    return sh::is_forbidden(c) ? blocked : c;
+  }
+
+  bool fits(std::size_t v, std::size_t s) const {
+    const auto extra = p_.node_usage(v, s) - least_[v];
+    for (auto t = p_.intervals[v].lower; t < p_.intervals[v].upper; ++t) {
+      if (load_[static_cast<std::size_t>(t)] + extra > limit_) return false;
+    }
+    return true;
+  }
+
+  void choose(std::size_t v, std::size_t s, int sign) {
+    const auto extra = sign * (p_.node_usage(v, s) - least_[v]);
+    for (auto t = p_.intervals[v].lower; t < p_.intervals[v].upper; ++t) load_[static_cast<std::size_t>(t)] += extra;
+    for (const auto& nb : adjacent_[v]) {
+      if (position_[nb.other] <= position_[v]) continue;
+      auto& row = partial_[nb.other];
+      for (std::size_t x = 0; x < row.size(); ++x) row[x] += sign * pair_cost(nb, s, x);
+    }
+  }
+
+  void search(std::size_t depth, std::int64_t cost) {
+    const std::size_t n = p_.node_count();
+    if (depth == n) {
+      if (cost < best_) {
+        best_ = cost;
+        best_strategies_ = chosen_;
+        found_ = true;
+      }
+      return;
+    }
+    std::int64_t bound = cost;
+    for (std::size_t d = depth; d < n; ++d) {
+      const auto& row = partial_[order_[d]];
+      const auto& ahead = ahead_[order_[d]];
+      std::int64_t least = row[0] + ahead[0];
+      for (std::size_t s = 1; s < row.size(); ++s) least = std::min(least, row[s] + ahead[s]);
+      bound += least;
+      if (bound >= best_) return;
+    }
+    const std::size_t v = order_[depth];
+    std::vector<std::size_t> by_cost(p_.strategy_count(v));
+    std::iota(by_cost.begin(), by_cost.end(), std::size_t{0});
+    const auto& ahead = ahead_[v];
+    std::sort(by_cost.begin(), by_cost.end(),
+              [&](std::size_t a, std::size_t b) { return partial_[v][a] + ahead[a] < partial_[v][b] + ahead[b]; });
+    for (const auto s : by_cost) {
+      const auto c = partial_[v][s];
+      if (c >= blocked || cost + c + ahead[s] >= best_ || !fits(v, s)) continue;
+      chosen_[v] = s;
+      choose(v, s, 1);
+      search(depth + 1, cost + c);
+      choose(v, s, -1);
+    }
+  }
+
+  static answer enumerate(const sh::problem& p, sh::usage_type limit) {
+    sh::problem q = p;
+    q.limit = limit;
+    answer out;
+    out.enumerated = true;
+    sh::assignment a(p.node_count(), 0);
+    for (;;) {
+      const auto c = allowed_cost(q, a);
+      if (c && (!out.cost || *c < *out.cost)) {
+        out.cost = c;
+        out.strategies = a;
+      }
+      std::size_t i = 0;
+      for (; i < a.size(); ++i) {
+        if (++a[i] < p.strategy_count(i)) break;
+        a[i] = 0;
+      }
+      if (i == a.size()) return out;
+    }
+  }
+};
+
+}  // namespace
+
+namespace {
+
+// Problems per shape, and how long `solve` may take on each: most are settled by its exact
+// search in milliseconds; the few it does not finish run to this limit.
+constexpr int per_shape = 2000;
+constexpr double solve_seconds = 0.02;
+
+// What the checks of one shape found, for the message.
+struct figures {
+  int problems = 0, enumerated = 0, without_answer = 0, forbidden_after_presolve = 0;
+  int proven = 0, solved_to_optimum = 0, not_found_in_time = 0, search_reached = 0, search_runs = 0, tree_exact = 0, tree_runs = 0;
+  std::uint64_t search_steps_to_optimum = 0;
+};
+
+constexpr double tolerance = 1e-9;  // relative, the margin `solve` takes off its bound
+
+bool at_most(double bound, std::int64_t optimum) {
+  return bound <= static_cast<double>(optimum) + tolerance * std::abs(static_cast<double>(optimum)) + 1e-6;
+}
+
+// TRW-S on the presolved model without the limit: every bound at most the optimum without the
+// limit, and on trees (presolve keeps a tree a tree) equal to it once the messages settle.
+void check_trws(const sh::search_model& m, double constant, std::int64_t free_optimum, bool tree, figures& f) {
+  sh::trws t(m);
+  double bound = 0;
+  for (int pass = 0; pass < 30; ++pass) {
+    t.iterate();
+    bound = constant + t.lower_bound();
+    REQUIRE_MESSAGE(at_most(bound, free_optimum), "TRW-S bound ", bound, " above the optimum ", free_optimum, " at pass ", pass);
+  }
+  if (!tree) return;
+  ++f.tree_runs;
+  if (bound >= static_cast<double>(free_optimum) - 1e-6 * static_cast<double>(free_optimum) - 1e-6) ++f.tree_exact;
+}
+
+// The Lagrangian relaxation steered toward the optimum: every step's bound at most the optimum.
+void check_lagrangian(const sh::search_model& m, double constant, std::int64_t optimum) {
+  sh::lagrangian_relaxation lr(m);
+  for (int step = 0; step < 25; ++step) {
+    const double bound = constant + lr.step(static_cast<double>(optimum) - constant);
+    REQUIRE_MESSAGE(at_most(bound, optimum), "Lagrangian bound ", bound, " above the optimum ", optimum, " at step ", step);
+  }
+}
+
+// Neighbourhood search from every variable at label 0 (repaired to fit): the steps it takes to
+// reach the optimum, its answers mapped back and scored here.
+void check_search(const sh::problem& p, const sh::presolved& pre, const sh::search_model& m, std::int64_t optimum,
+                  std::uint64_t seed, figures& f) {
+  sh::assignment_state st(m, std::vector<std::uint32_t>(m.var_count(), 0));
+  if (!st.fits()) (void)sh::repair_memory(m, st, sh::solver_clock::now() + std::chrono::seconds(10));
+  sh::neighbourhood_search lns(m, seed);
+  const auto constant = pre.constant_cost.to_int64();
+  ++f.search_runs;
+  for (std::uint64_t step = 0; step < 200; ++step) {
+    if (st.fits() && constant + st.cost() == optimum) {
+      ++f.search_reached;
+      f.search_steps_to_optimum += step;
+      break;
+    }
+    (void)lns.step(st);
+  }
+  if (!st.fits() || m.is_penalty(st.cost())) return;
+  const auto scored = allowed_cost(p, pre.expand(st.labels()));
+  REQUIRE_MESSAGE(scored, "the search's answer maps back to an allowed assignment");
+  CHECK(*scored == constant + st.cost());
+  CHECK(*scored >= optimum);
+}
+
+// `solve`: optimal only at the optimum, its bound at most the optimum, its cost exact.
+void check_solve(const sh::problem& p, const sh::solve_result& r, const std::optional<std::int64_t>& optimum, figures& f) {
+  CHECK_MESSAGE(r.internal_error.empty(), r.internal_error);
+  if (!optimum) {
+    CHECK_FALSE((r.feasible && r.forbidden_choices == 0));
+    CHECK(r.status != sh::solve_status::optimal);
+    CHECK_FALSE(r.lower_bound);
+    return;
+  }
+  if (!r.feasible || r.forbidden_choices != 0) {  // the time ran out first: no claim may be made
+    ++f.not_found_in_time;
+    CHECK(r.status != sh::solve_status::optimal);
+    CHECK_FALSE(r.lower_bound);
+    return;
+  }
+  const auto scored = allowed_cost(p, r.strategies);
+  REQUIRE(scored);
+  CHECK(sh::wide_cost(*scored) == r.cost);
+  REQUIRE(r.lower_bound);
+  CHECK(*r.lower_bound <= sh::wide_cost(*optimum));
+  if (r.status == sh::solve_status::optimal) {
+    ++f.proven;
+    CHECK(r.cost == sh::wide_cost(*optimum));
+    CHECK(*r.lower_bound == r.cost);
+    CHECK(*r.gap == 0.0);
+  }
+  if (r.cost == sh::wide_cost(*optimum)) ++f.solved_to_optimum;
+}
+
+bool has_forbidden_entry(const sh::presolved& pre) {
+  for (const auto& e : pre.edges) {
+    if (std::any_of(e.cost.begin(), e.cost.end(), [](sh::cost_type c) { return sh::is_forbidden(c); })) return true;
+  }
+  return false;
+}
+
+// `count` problems of shape `s`, `min_nodes` to `max_nodes` nodes, each checked part by part.
+figures check_shape(shape s, int count, std::size_t min_nodes, std::size_t max_nodes, std::uint64_t first_seed) {
+  figures f;
+  for (int k = 0; k < count; ++k) {
+    const std::uint64_t seed = first_seed + static_cast<std::uint64_t>(k);
+    const std::size_t nodes = min_nodes + static_cast<std::size_t>(seed % (max_nodes - min_nodes + 1));
+    const auto p = generate(seed, s, nodes);
+    ++f.problems;
+    sh::solve_options o;
+    o.time_limit = solve_seconds;
+    o.seed = seed;
+    const auto r = sh::solve(p, o);
+    REQUIRE(r);
+    std::optional<std::int64_t> upper;
+    if (r->feasible && r->forbidden_choices == 0) upper = allowed_cost(p, r->strategies);
+    const auto best = oracle::solve(p, p.limit, upper);
+    f.enumerated += best.enumerated;
+    INFO("seed ", seed, ", ", nodes, " nodes, optimum ", best.cost ? std::to_string(*best.cost) : "none");
+    check_solve(p, *r, best.cost, f);
+    const auto pre = sh::presolve(p);
+    if (!pre.has_permitted_assignment) {
+      CHECK_FALSE(best.cost);
+      ++f.without_answer;
+      continue;
+    }
+    f.forbidden_after_presolve += has_forbidden_entry(pre);
+    const sh::search_model m(pre);
+    const double constant = pre.constant_cost.to_double();
+    const auto free = oracle::solve(p, std::numeric_limits<sh::usage_type>::max(), best.cost);
+    REQUIRE(free.cost);  // presolve found a permitted assignment
+    check_trws(m, constant, *free.cost, s.graph == graph_kind::tree, f);
+    if (!best.cost) {
+      ++f.without_answer;
+      continue;
+    }
+    check_lagrangian(m, constant, *best.cost);
+    check_search(p, pre, m, *best.cost, seed, f);
+  }
+  CHECK_MESSAGE(f.search_reached == f.search_runs, "the neighbourhood search missed the optimum");
+  return f;
+}
+
+void report(const std::string& name, const figures& f) {
+  MESSAGE(name, ": ", f.problems, " problems (", f.enumerated, " enumerated, ", f.without_answer,
+          " without an allowed assignment, ", f.forbidden_after_presolve, " with forbidden pairs after presolve); solve: ",
+          f.solved_to_optimum, " at the optimum, ", f.proven, " proven, ", f.not_found_in_time,
+          " without an allowed answer in ", solve_seconds, " s; search: ", f.search_reached, " of ", f.search_runs,
+          " reached the optimum (", f.search_runs > 0 ? static_cast<double>(f.search_steps_to_optimum) / std::max(1, f.search_reached) : 0.0,
+          " steps on average); TRW-S exact on ", f.tree_exact, " of ", f.tree_runs, " trees");
+}
+
+}  // namespace
+
+TEST_SUITE("sharding/bounds") {
+  TEST_CASE("the oracle's branch and bound agrees with enumeration") {
+    for (std::uint64_t seed = 1; seed <= 300; ++seed) {
+      const shape s{static_cast<graph_kind>(seed % 3), seed % 2 == 0};
+      const auto p = generate(seed, s, 5 + seed % 2);  // at most 4^6 = 4096 assignments
+      sh::problem big = p;  // the same problem, made too large to enumerate by a lone node
+      big.add_node({0, 0}, std::vector<sh::cost_type>(5000, 0), std::vector<sh::usage_type>(5000, 0));
+      const auto small = oracle::solve(p, p.limit);
+      const auto searched = oracle::solve(big, p.limit);
+      REQUIRE(small.enumerated);
+      REQUIRE_FALSE(searched.enumerated);
+      CHECK_MESSAGE(small.cost == searched.cost, "seed ", seed);
+    }
+  }
+
+  TEST_CASE("every bound at most the optimum, optimal only when it is: trees") {
+    const auto tight = check_shape({graph_kind::tree, true}, per_shape, 10, 22, 1);
+    const auto loose = check_shape({graph_kind::tree, false}, per_shape, 10, 22, 100001);
+    report("trees, tight limit", tight);
+    report("trees, loose limit", loose);
+    // TRW-S is exact on a tree: its bound settles at the optimum without the limit.
+    CHECK(tight.tree_exact == tight.tree_runs);
+    CHECK(loose.tree_exact == loose.tree_runs);
+  }
+
+  TEST_CASE("every bound at most the optimum, optimal only when it is: grids") {
+    report("grids, tight limit", check_shape({graph_kind::grid, true}, per_shape, 10, 20, 200001));
+    report("grids, loose limit", check_shape({graph_kind::grid, false}, per_shape, 10, 20, 300001));
+  }
+
+  TEST_CASE("every bound at most the optimum, optimal only when it is: dense graphs") {
+    report("dense, tight limit", check_shape({graph_kind::dense, true}, per_shape, 10, 14, 400001));
+    report("dense, loose limit", check_shape({graph_kind::dense, false}, per_shape, 10, 14, 500001));
+  }
+
+  TEST_CASE("a bound above the cost is an internal error, never a proof") {
+    sh::solve_result r;
+    r.feasible = true;
+    r.cost = sh::wide_cost(1000);
+    r.status = sh::solve_status::time_limit;
+    sh::detail::settle_bound(r, 1500.0, false);
+    CHECK_FALSE(r.lower_bound);
+    CHECK_FALSE(r.gap);
+    CHECK(r.status == sh::solve_status::time_limit);
+    CHECK(r.internal_error.find("the lower bound 1500 is above the cost 1000") != std::string::npos);
+    // The text and the JSON say the bound is unknown and print no gap.
+    sh::problem p;
+    p.add_node({0, 1}, {1000}, {1});
+    p.limit = 5;
+    const xlamem::sharding_report report{"p.json", &p, &r, 1, 1.0, 0.0, std::nullopt};
+    const auto text = xlamem::sharding_text(report);
+    CHECK(text.find("lower bound: unknown") != std::string::npos);
+    CHECK(text.find("gap") == std::string::npos);
+    CHECK(text.find("optimal") == std::string::npos);
+    CHECK(text.find("internal error: the lower bound 1500") != std::string::npos);
+    const auto json = xlamem::json_document("shard", report, 0);
+    CHECK(json.find("\"lower_bound\": null") != std::string::npos);
+    CHECK(json.find("\"gap\": null") != std::string::npos);
+    CHECK(json.find("\"internal_error\": \"the lower bound 1500") != std::string::npos);
+    // A bound at the cost proves it (less the rounding margin, rounded up), a bound below it
+    // gives the gap, none is 0.
+    r.internal_error.clear();
+    sh::detail::settle_bound(r, 1000.0, false);
+    CHECK(r.status == sh::solve_status::optimal);
+    CHECK(*r.lower_bound == r.cost);
+    r.status = sh::solve_status::time_limit;
+    sh::detail::settle_bound(r, 750.5, false);  // the optimum is an integer: at least 751
+    CHECK(*r.lower_bound == sh::wide_cost(751));
+    CHECK(*r.gap == doctest::Approx(0.249));
+    CHECK(r.status == sh::solve_status::time_limit);
+    sh::detail::settle_bound(r, -1e300, false);
+    CHECK(*r.lower_bound == sh::wide_cost(0));
+    sh::detail::settle_bound(r, -1e300, true);
+    CHECK(r.status == sh::solve_status::optimal);
+    // Over the limit: no bound is claimed.
+    r.feasible = false;
+    r.status = sh::solve_status::over_limit;
+    sh::detail::settle_bound(r, 10.0, false);
+    CHECK_FALSE(r.lower_bound);
+    CHECK(r.status == sh::solve_status::over_limit);
+  }
+}
