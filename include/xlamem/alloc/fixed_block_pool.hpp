@@ -296,6 +296,7 @@ class fixed_block_pool
     }
     if constexpr (poisons) std::memset(*first, poison_byte, chunk_bytes());
     chunks_[0] = static_cast<std::byte*>(*first);
+    first_chunk_ = chunks_[0];
     chunk_count_.store(1, std::memory_order_release);
     free_list_.push_range(0, per_chunk_);
   }
@@ -654,7 +655,7 @@ class fixed_block_pool
     if constexpr (grows) {
       return chunks_[i / per_chunk_] + static_cast<std::size_t>(i % per_chunk_) * stride_;
     } else {
-      return chunks_[0] + static_cast<std::size_t>(i) * stride_;
+      return first_chunk_ + static_cast<std::size_t>(i) * stride_;
     }
   }
 
@@ -723,9 +724,11 @@ class fixed_block_pool
 
   // Where every handle and `deallocate` returns a block.
   void release_block(void* p, std::uint32_t i) noexcept {
-    if (i == upstream_index) {
-      release_upstream_block(p);
-      return;
+    if constexpr (falls_back) {  // only a fallback pool hands out upstream blocks
+      if (i == upstream_index) {
+        release_upstream_block(p);
+        return;
+      }
     }
     if (!on_releasing(p, i)) return;
     free_list_.push(i);
@@ -856,6 +859,7 @@ class fixed_block_pool
   std::uint32_t max_chunks_;
   misuse_handler on_misuse_;
   std::unique_ptr<std::byte*[]> chunks_;
+  std::byte* first_chunk_ = nullptr;  // chunks_[0], one load nearer for the acquire's address
   std::atomic<std::uint32_t> chunk_count_{0};
   XLAMEM_NO_UNIQUE_ADDRESS std::conditional_t<grows, std::mutex, detail::no_debug_state>
       grow_mutex_;

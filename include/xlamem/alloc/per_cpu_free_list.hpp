@@ -201,8 +201,11 @@ class per_cpu_cache_policy {
       detail::tsan_acquire(stacks_.get());
       for (std::uint32_t c = 0; c < cpus_; ++c) {
         cpu_stack& s = stacks_[c];
-        if (s.count != 0) shared_.push_many(s.slots, s.count);
-        s.count = 0;
+        // Atomic (relaxed) like `cached()`'s reads, which other threads make without the lock.
+        std::atomic_ref<std::uint32_t> count(s.count);
+        const std::uint32_t n = count.load(std::memory_order_relaxed);
+        if (n != 0) shared_.push_many(s.slots, n);
+        count.store(0, std::memory_order_relaxed);
       }
     }
     for (std::uint32_t c = 0; c < cpus_; ++c) blocked(c).store(0, std::memory_order_release);
