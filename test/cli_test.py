@@ -394,10 +394,55 @@ def sharding():
     check(error_line(p, "shard", "--time-limit"), "shard --time-limit -1 is refused, as pack's is")
     p = run(["shard", example, "--evaluate", write("short.sol", "[0, 1]\n")], expect_code=3)
     check(error_line(p, "shard", "short.sol"), "shard --evaluate: a solution of the wrong length names the file")
+    reproducible_shard()
+
+
+def random_iopddl(seed, nodes):
+    """A random IOPDDL problem: a chain plus random edges, 2-4 strategies, overlapping intervals."""
+    import random
+    rng = random.Random(seed)
+    k = [rng.randint(2, 4) for _ in range(nodes)]
+    intervals = []
+    for i in range(nodes):
+        lo = rng.randint(0, nodes // 2)
+        intervals.append([lo, lo + rng.randint(1, nodes // 4)])
+    usages = [[rng.randint(1, 100) for _ in range(k[i])] for i in range(nodes)]
+    load = [0] * (nodes + nodes // 4 + 1)  # the least usage at each time step
+    for (lo, hi), u in zip(intervals, usages):
+        for t in range(lo, hi):
+            load[t] += min(u)
+    least_peak = max(load)
+    pairs = [(i, i + 1) for i in range(nodes - 1)] + [tuple(sorted(rng.sample(range(nodes), 2))) for _ in range(nodes // 2)]
+    return {"problem": {
+        "name": f"random-{seed}",
+        "nodes": {"intervals": intervals, "costs": [[rng.randint(0, 1000) for _ in range(n)] for n in k], "usages": usages},
+        "edges": {"nodes": [list(e) for e in pairs],
+                  "costs": [[rng.randint(0, 500) for _ in range(k[a] * k[b])] for a, b in pairs]},
+        "usage_limit": least_peak * 6 // 5}}
+
+
+def reproducible_shard():
+    """--threads 1 with a --work-limit: the same answer alone and beside a second run competing
+    for the CPUs (a different pace), with status work_limit."""
+    problem = write("random-800.json", json.dumps(random_iopddl(5, 800)))
+    args = ["shard", problem, "--threads", "1", "--work-limit", "2000", "--seed", "7", "--time-limit", "100", "--json"]
+    alone = run([*args, "--output", os.path.join(WORK, "alone.sol")])
+    side = [subprocess.Popen([EXE, *args, "--output", os.path.join(WORK, f"side{i}.sol")], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True) for i in range(2)]
+    outs = [proc.communicate(timeout=120)[0] for proc in side]
+    answers = [json.loads(o) if o.strip() else {} for o in [alone.stdout, *outs]]
+    solutions = [open(os.path.join(WORK, name)).read() if os.path.exists(os.path.join(WORK, name)) else None
+                 for name in ["alone.sol", "side0.sol", "side1.sol"]]
+    check(answers[0].get("status") == "work_limit" and answers[0].get("work_limit") == 2000,
+          "shard --work-limit: the work limit ended the search (status work_limit)")
+    check(all(a.get("cost") == answers[0].get("cost") and a.get("search_steps") == answers[0].get("search_steps")
+              for a in answers) and solutions[0] is not None and solutions.count(solutions[0]) == 3,
+          "shard --threads 1 --work-limit: the same solution alone and under load " +
+          str([(a.get("cost"), a.get("relaxation_steps"), a.get("search_steps")) for a in answers]))
 
 
 def reliability_checks():
-    """Issue 21: hostile inputs get exit status 3 and a message naming the file and place."""
+    """Hostile inputs get exit status 3 and a message naming the file and place."""
     def bad(args, *needles, what):
         p = run(args, expect_code=3)
         for n in needles:

@@ -292,6 +292,8 @@ def run_flagged(args, which, problem, inst, limit, grace, work, log_dir):
                "--log", os.path.join(log_dir, "xla.cpsat.log")]
     else:
         cmd = [args.xlamem, "shard", inst["path"], "--time-limit", f"{limit:g}", "--output", sol, "--json"]
+        if args.xlamem_threads:
+            cmd += ["--threads", str(args.xlamem_threads)]
     if os.path.exists(sol):
         os.unlink(sol)
     rec = run_child(cmd, work, limit, grace, log_dir, which, args.max_rss_bytes)
@@ -449,6 +451,8 @@ def main():
     ap.add_argument("--time-limit", type=float, default=None,
                     help="the same limit in seconds for every instance instead (smoke runs; overrides --scale)")
     ap.add_argument("--xlamem", default=os.path.join(ROOT, "build", "tools", "xlamem", "xlamem"))
+    ap.add_argument("--xlamem-threads", type=int, default=0,
+                    help="xlamem shard --threads (default 0: the tool's default, one per CPU it may use)")
     ap.add_argument("--winner", default="/tmp/iopddl-winner/build/iopddl", help="build_winner.sh's binary")
     ap.add_argument("--python", default=sys.executable, help="Python for xla_ilp.py, with ortools and scipy "
                     "(default: this one)")

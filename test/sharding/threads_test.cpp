@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Thread counts: `available_cpus()` counts the CPUs the affinity mask allows, capped by a
 // cgroup CPU quota (v2 cpu.max, v1 cfs quota and period, on the cgroup and its ancestors); the
-// solver runs with more threads than CPUs; one thread and a fixed seed give the same answer.
+// solver runs with more threads than CPUs; one thread and a fixed seed give the same answer,
+// where the search finishes, and with a work limit also where it does not, however slowly it runs.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -30,14 +31,15 @@ void write(const std::filesystem::path& path, const std::string& text) {
 }
 
 // A problem of a few hundred nodes: too many variables for the solver's exact search.
-sh::problem medium_problem() {
+xlamem::test::sharding_shape medium_shape() {
   xlamem::test::sharding_shape shape;
   shape.nodes = 300;
   shape.max_strategies = 5;
   shape.time_steps = 100;
   shape.follow_share = 0.05;
-  return xlamem::test::random_sharding_problem(11, shape);
+  return shape;
 }
+sh::problem medium_problem() { return xlamem::test::random_sharding_problem(11, medium_shape()); }
 
 }  // namespace
 
@@ -116,6 +118,42 @@ TEST_SUITE("sharding/threads") {
       CHECK_MESSAGE(a->strategies == b->strategies, "seed ", seed);
       CHECK(a->cost == b->cost);
       CHECK(a->status == b->status);
+    }
+  }
+
+  TEST_CASE("one thread, a fixed seed and a work limit give the same answer at any pace") {
+    // Past the exact search's size, so the relaxation, the neighbourhood search, its patience
+    // and its kicks all run; a progress callback that sleeps slows the search down tenfold, as a
+    // loaded machine would, and must not change a single choice.
+    auto shape = medium_shape();
+    shape.forbidden_share = 0;  // an allowed answer exists, so the status says what stopped the search
+    const auto p = xlamem::test::random_sharding_problem(12, shape);
+    for (const std::uint64_t work : {0u, 40u, 400u, 3000u}) {
+      for (const std::uint64_t seed : {1u, 2u}) {
+        sh::solve_options o;
+        o.time_limit = 600;  // never reached: the work limit ends each run
+        o.seed = seed;
+        o.work_limit = work;
+        const auto quick = sh::solve(p, o);
+        int slowed = 0;
+        o.progress_interval = 0;
+        o.progress = [&](const sh::solve_progress&) {
+          ++slowed;
+          std::this_thread::sleep_for(std::chrono::microseconds(200));
+        };
+        const auto slow = sh::solve(p, o);
+        REQUIRE(quick);
+        REQUIRE(slow);
+        INFO("work limit ", work, ", seed ", seed);
+        CHECK((work == 0 || slowed > 0));
+        CHECK(quick->strategies == slow->strategies);
+        CHECK(quick->cost == slow->cost);
+        CHECK(quick->relaxation_steps == slow->relaxation_steps);
+        CHECK(quick->search.steps == slow->search.steps);
+        CHECK(quick->relaxation_steps + quick->search.steps == work);
+        CHECK(quick->status == sh::solve_status::work_limit);
+        CHECK(quick->lower_bound == slow->lower_bound);
+      }
     }
   }
 

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/core.h>
@@ -30,6 +31,7 @@ struct shard_options {
   double time_limit = 10.0;
   unsigned threads = 0;  // 0: one per CPU this process may use (affinity and cgroup quota)
   std::uint64_t seed = 1;
+  std::optional<std::uint64_t> work_limit;
   std::string output;
   std::string evaluate;
   bool json = false;
@@ -88,6 +90,7 @@ int run_shard(const shard_options& opt) {
   so.deadline = deadline;
   so.threads = opt.threads != 0 ? opt.threads : available_cpus();
   so.seed = opt.seed;
+  so.work_limit = opt.work_limit;
   if (!opt.quiet && opt.time_limit >= 10) {  // progress for long runs, on stderr
     so.progress_interval = 5.0;
     so.progress = [](const sharding::solve_progress& s) {
@@ -106,7 +109,8 @@ int run_shard(const shard_options& opt) {
   r->seconds += read_seconds;
   if (r->seconds_to_first_feasible >= 0) r->seconds_to_first_feasible += read_seconds;
   if (r->seconds_to_best >= 0) r->seconds_to_best += read_seconds;
-  sharding_report report{display_name(opt.file), &*p, &*r, so.threads, opt.time_limit, read_seconds, std::nullopt};
+  sharding_report report{display_name(opt.file), &*p, &*r, so.threads, opt.time_limit, read_seconds, std::nullopt,
+                         opt.work_limit, opt.seed};
   if (!opt.output.empty()) {
     if (auto ok = write_iopddl_solution(opt.output, r->strategies); !ok) return fail("shard", ok.error());
     report.output = opt.output;
@@ -129,6 +133,9 @@ void add_shard_command(CLI::App& app, context& ctx) {
                   "threads to search with (default: one per CPU this process may use, after its affinity and cgroup quota)")
       ->check(CLI::Range(0u, 1024u));  // more threads than CPUs work, slower
   cmd->add_option("--seed", opt->seed, "seed of the random choices (default 1)");
+  cmd->add_option("--work-limit", opt->work_limit,
+                  "steps of search after which to stop; the search is then paced in steps, so with --threads 1 the "
+                  "same seed gives the same answer on every run (unless the time limit comes first)");
   cmd->add_option("--output", opt->output, "write the solution line [s0, s1, ...] to this file");
   cmd->add_option("--evaluate", opt->evaluate, "score this solution file instead of solving");
   cmd->add_flag("--json", opt->json, "print one JSON object (costs and usages as decimal strings)");

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -27,6 +28,8 @@ struct sharding_report {
   double time_limit = 0;
   double seconds_reading = 0;  ///< already included in the result's times
   std::optional<std::string> output;
+  std::optional<std::uint64_t> work_limit;  ///< steps, when the run was paced in steps
+  std::uint64_t seed = 1;
 };
 
 /// The JSON fields of a solve.
@@ -49,6 +52,8 @@ void visit_fields(const sharding_report& x, F&& f) {
   f("seconds_to_best", r.seconds_to_best);
   f("time_limit", x.time_limit);
   f("threads", x.threads);
+  f("work_limit", x.work_limit);
+  f("seed", x.seed);
   f("nodes", x.problem->node_count());
   f("edges", x.problem->edge_count());
   f("variables_after_presolve", r.variables);
@@ -72,7 +77,8 @@ inline std::string fixed2(double v) {
   std::string s = x.file + ": " + std::to_string(p.node_count()) + " nodes, " + std::to_string(p.edge_count()) +
                   " edges, limit " + std::to_string(p.limit) + "; presolved to " + std::to_string(r.variables) +
                   " variables; " + std::to_string(x.threads) + (x.threads == 1 ? " thread, " : " threads, ") +
-                  detail::fixed2(x.time_limit) + " s\n";
+                  detail::fixed2(x.time_limit) + " s" +
+                  (x.work_limit ? ", at most " + std::to_string(*x.work_limit) + " steps, seed " + std::to_string(x.seed) : "") + "\n";
   s += std::string("status:      ") + sharding::to_string(r.status) + "\n";
   s += "cost:        " + r.cost.to_string();
   if (r.forbidden_choices != 0) s += " (" + std::to_string(r.forbidden_choices) + " forbidden choices)";

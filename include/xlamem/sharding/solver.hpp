@@ -20,6 +20,12 @@
 /// The time limit is wall-clock and covers everything from the call to the return; the search
 /// stops a little before it to leave time for mapping the answer back, and presolve early enough
 /// that freeing its work, when it is cut short, ends by then.
+///
+/// Reproducible runs: with a work limit (`solve_options::work_limit`, steps of relaxation and
+/// search) every decision of the search is paced in steps instead of by the clock, so with one
+/// thread the answer is a function of the problem, the seed and the work limit alone, on any
+/// machine at any load, unless the time limit comes first (the status then says `time_limit`).
+/// With several threads a work limit bounds the work but the threads' interleaving still varies.
 #pragma once
 
 #include <algorithm>
@@ -65,6 +71,10 @@ struct solve_options {
   unsigned threads = 1;
   /// Seed of the random choices (thread k uses seed + k).
   std::uint64_t seed = 1;
+  /// Steps of relaxation and neighbourhood search, all threads together, after which the call
+  /// returns its best answer; set, the search is paced in steps, so one thread repeats exactly
+  /// (see the file comment). None: only the time limit ends the search.
+  std::optional<std::uint64_t> work_limit;
   /// Called from the calling thread about every `progress_interval` seconds, if set.
   std::function<void(const solve_progress&)> progress;
   double progress_interval = 1.0;
@@ -73,6 +83,7 @@ struct solve_options {
 enum class solve_status {
   optimal,          ///< the assignment is proven optimal (its cost equals the lower bound)
   time_limit,       ///< the time ran out: the best assignment found, within the limit
+  work_limit,       ///< the work limit ran out: the best assignment found, within the limit
   over_limit,       ///< no assignment within the memory limit was found
   forbidden,        ///< the assignment uses a forbidden choice (cost >= forbidden_cost): no
                     ///< assignment without one was found (or, per presolve, none exists)
@@ -82,6 +93,7 @@ enum class solve_status {
   switch (s) {
     case solve_status::optimal: return "optimal";
     case solve_status::time_limit: return "time_limit";
+    case solve_status::work_limit: return "work_limit";
     case solve_status::over_limit: return "over_limit";
     case solve_status::forbidden: return "forbidden";
   }
@@ -207,6 +219,27 @@ class incumbent {
   }
 };
 
+/// The steps of search left to all threads when the caller set a work limit (none: unlimited).
+class work_budget {
+ public:
+  explicit work_budget(std::optional<std::uint64_t> limit) noexcept : limit_(limit) {}
+  /// Whether the search counts its steps (and paces its decisions by them).
+  [[nodiscard]] bool counted() const noexcept { return limit_.has_value(); }
+  [[nodiscard]] std::uint64_t limit() const noexcept { return limit_.value_or(0); }
+  /// Takes one step: false, and nothing taken, when the budget is spent.
+  bool take() noexcept {
+    if (!limit_) return true;
+    std::uint64_t used = used_.load(std::memory_order_relaxed);
+    while (used < *limit_ && !used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed)) {}
+    return used < *limit_;
+  }
+  [[nodiscard]] bool spent() const noexcept { return limit_ && used_.load(std::memory_order_relaxed) >= *limit_; }
+
+ private:
+  std::optional<std::uint64_t> limit_;
+  std::atomic<std::uint64_t> used_{0};
+};
+
 /// Every variable at its label of least total usage (row-weighted), ties to the cheaper label.
 inline std::vector<std::uint32_t> least_usage_labels(const search_model& m) {
   std::vector<std::uint32_t> labels(m.var_count(), 0);
@@ -232,6 +265,7 @@ inline std::vector<std::uint32_t> least_usage_labels(const search_model& m) {
 struct worker {
   const search_model& model;
   incumbent& best;
+  work_budget& work;
   solver_clock::time_point deadline;
   std::uint64_t seed;
   bool relax;
@@ -252,9 +286,13 @@ struct worker {
 
   void relaxation(assignment_state& state) {
     lagrangian_relaxation lr(model);
+    // Its share of the time, or, when the work is counted, of the steps.
     const auto now = solver_clock::now();
-    const auto until = now + std::chrono::duration_cast<solver_clock::duration>((deadline - now) * relax_share);
-    while (solver_clock::now() < until && lr.factor() > 1e-3) {
+    const auto until =
+        work.counted() ? deadline : now + std::chrono::duration_cast<solver_clock::duration>((deadline - now) * relax_share);
+    const auto most_steps = work.counted() ? static_cast<std::uint64_t>(relax_share * static_cast<double>(work.limit()))
+                                           : std::numeric_limits<std::uint64_t>::max();
+    while (solver_clock::now() < until && lr.factor() > 1e-3 && relaxation_steps < most_steps && work.take()) {
       const double bound = lr.step(best.target(), 5, until);
       if (!std::isfinite(bound)) break;  // the deadline cut the step short
       ++relaxation_steps;
@@ -274,23 +312,28 @@ struct worker {
     best.adopt_if_better(state, model);
     // Each thread follows its own path; one that has not improved for `patience` takes the
     // best assignment any thread has, and one still stuck after that is kicked out of its
-    // local optimum (a few variables given random labels that fit).
+    // local optimum (a few variables given random labels that fit). The pace is wall-clock
+    // nanoseconds, or this thread's steps when the work is counted (so that it repeats).
     const auto start = solver_clock::now();
-    const auto patience = std::max(std::chrono::duration_cast<solver_clock::duration>(std::chrono::milliseconds(500)),
-                                   (deadline - start) / 50);
-    auto last_gain = start;
-    auto next_sync = start;
+    const auto elapsed = [&]() -> std::int64_t {
+      return work.counted() ? static_cast<std::int64_t>(lns.stats().steps) : (solver_clock::now() - start).count();
+    };
+    const auto nanoseconds = [](auto d) { return std::chrono::duration_cast<solver_clock::duration>(d).count(); };
+    const std::int64_t patience = work.counted() ? std::max<std::int64_t>(64, static_cast<std::int64_t>(work.limit() / 50))
+                                                 : std::max(nanoseconds(std::chrono::milliseconds(500)), (deadline - start).count() / 50);
+    const std::int64_t sync_every = work.counted() ? 16 : nanoseconds(std::chrono::milliseconds(250));
+    std::int64_t last_gain = 0, next_sync = 0;
     std::uint64_t guide_version = 0;
     std::vector<std::uint32_t> guide;
     std::mt19937_64 rng(seed * 7919 + 1);
-    while (solver_clock::now() < deadline) {
+    while (solver_clock::now() < deadline && work.take()) {
       if (lns.step(state, deadline) > 0 && state.fits()) {
         best.offer(state);
-        last_gain = solver_clock::now();
+        last_gain = elapsed();
       }
-      const auto now = solver_clock::now();
+      const auto now = elapsed();
       if (now < next_sync) continue;
-      next_sync = now + std::chrono::milliseconds(250);
+      next_sync = now + sync_every;
       best.offer(state);
       if (best.guide_if_newer(guide_version, guide)) lns.set_guide(guide);
       if (tick) tick();
@@ -490,6 +533,7 @@ template <sharding_problem P>
   pre.terms = std::vector<memory_term>{};
   if (solver_clock::now() >= deadline) return stop_early();
   detail::incumbent best(start);
+  detail::work_budget work(options.work_limit);
   const auto exact = detail::solve_small_exactly(model, best, deadline);
   const bool proven = exact == detail::exact_outcome::optimal;
 
@@ -506,7 +550,7 @@ template <sharding_problem P>
   std::vector<detail::worker> workers;
   workers.reserve(threads);
   for (unsigned k = 0; k < threads; ++k) {
-    workers.push_back({model, best, deadline, options.seed + k, k == 0, threads == 1 ? 0.3 : 0.5,
+    workers.push_back({model, best, work, deadline, options.seed + k, k == 0, threads == 1 ? 0.3 : 0.5,
                        k == 0 ? std::function<void()>(tick) : std::function<void()>{}, 0, {}});
   }
   if (exact == detail::exact_outcome::unknown) {
@@ -527,6 +571,7 @@ template <sharding_problem P>
   if (!scored) return scored.error().with_context("sharding solver (internal)");
   const bool searched_better = !detail::better_answer(*first_score, *scored);
   if (searched_better) detail::take_answer(out, std::move(found), *scored);
+  if (out.status == solve_status::time_limit && work.spent()) out.status = solve_status::work_limit;
   detail::settle_bound(out, pre.constant_cost.to_double() + best.bound(), proven);
   if (snap.first_feasible >= 0 && (out.seconds_to_first_feasible < 0 || snap.first_feasible < out.seconds_to_first_feasible)) {
     out.seconds_to_first_feasible = snap.first_feasible;
