@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// xlamem._xlamem: the library's front door for Python (issue 33). Every call goes to a function
+// xlamem._xlamem: the library's front door for Python. Every call goes to a function
 // the CLI calls too (io/memory_report_input.hpp, report/diff.hpp, packing/solvers.hpp and the
 // writers of io/); nothing here plans, packs or formats. Planning and packing release the GIL:
 // arguments are converted to C++ values first, the library runs without Python, on a worker
@@ -16,20 +16,18 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <future>
 #include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "xlamem/io/interval_csv.hpp"
+#include "interruptible.hpp"
 #include "xlamem/io/json.hpp"
 #include "xlamem/io/memory_report_input.hpp"
 #include "xlamem/io/memory_report_page.hpp"
 #include "xlamem/io/memory_report_text.hpp"
 #include "xlamem/io/packing_report.hpp"
-#include "xlamem/io/safe_text.hpp"
 #include "xlamem/io/text_format.hpp"
 #include "xlamem/packing/solvers.hpp"
 #include "xlamem/report/diff.hpp"
@@ -37,6 +35,8 @@
 
 namespace nb = nanobind;
 using namespace nb::literals;
+
+void add_command_line(nb::module_& m);  // command_line.cpp: `python -m xlamem`, the tool's front door
 
 namespace {
 
@@ -50,38 +50,6 @@ template <class T>
 T value_or_throw(xlamem::result<T>&& r) {
   if (!r) throw library_error{r.error()};
   return std::move(*r);
-}
-
-/// How often the calling thread looks for a Python signal while the library works: a Ctrl-C
-/// is seen within this, and the solvers stop within one check of their flag after it.
-constexpr auto signal_poll = std::chrono::milliseconds(20);
-
-/// Runs `work(flag)` on a worker thread while this one, without the GIL, waits for it and
-/// every `signal_poll` runs Python's signal handlers (PyErr_CheckSignals, with the GIL). When
-/// one raises (Ctrl-C: KeyboardInterrupt), the flag is set, the worker is waited for (the
-/// solvers read the flag with their clock and return what they have) and its answer dropped,
-/// and the handler's exception is raised. Off the main thread Python runs no handlers: the
-/// call then simply waits. Called with the GIL held; `work` must not touch Python.
-template <class Work>
-auto interruptible(Work&& work) {
-  xlamem::cancellation_flag cancel{false};
-  auto task = std::async(std::launch::async, [&] { return work(cancel); });
-  while (true) {
-    bool done = false;
-    {
-      nb::gil_scoped_release unlocked;
-      done = task.wait_for(signal_poll) == std::future_status::ready;
-    }
-    if (done) return task.get();
-    if (PyErr_CheckSignals() != 0) {
-      cancel.store(true, std::memory_order_relaxed);
-      {
-        nb::gil_scoped_release unlocked;
-        task.wait();
-      }
-      throw nb::python_error();  // the handler's exception, still set
-    }
-  }
 }
 
 /// A time limit as Python passes it, checked: seconds, 0 or more; infinity: none.
@@ -109,7 +77,7 @@ xlamem::report::memory_report report_of_text(const std::string& text, const std:
                                              const std::string& backend, const std::string& solver,
                                              std::int64_t alignment, double time_limit) {
   auto request = make_request(backend, solver, alignment, time_limit, "", false);
-  return interruptible([&](const xlamem::cancellation_flag& cancel) {
+  return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) {
     request.cancel = &cancel;
     return value_or_throw(xlamem::report_from_text(text, name, request));
   });
@@ -120,7 +88,7 @@ xlamem::report::memory_report report_of_path(const std::string& path, const std:
                                              const std::string& solver, std::int64_t alignment, double time_limit,
                                              const std::string& module, bool replan) {
   auto request = make_request(backend, solver, alignment, time_limit, module, replan);
-  return interruptible([&](const xlamem::cancellation_flag& cancel) {
+  return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) {
     request.cancel = &cancel;
     return value_or_throw(xlamem::read_memory_report(path, request));
   });
@@ -142,7 +110,7 @@ pack_answer pack_problem(const xlamem::packing_problem& p, const std::string& na
   if (time_limit == 0) o.deadline.time = xlamem::packing_clock::now();
   o.seed = seed;
   auto named = value_or_throw(xlamem::parse_solver(solver));
-  return interruptible([&](const xlamem::cancellation_flag& cancel) -> pack_answer {
+  return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) -> pack_answer {
     auto options = o;
     options.deadline.cancel = &cancel;
     auto r = value_or_throw(xlamem::solve(p, named, options));
@@ -169,17 +137,6 @@ pack_answer pack_rows(const std::vector<std::tuple<std::int64_t, std::int64_t, s
     p.buffers.push_back(std::move(b));
   }
   return pack_problem(p, "<python>", solver, capacity, time_limit, seed);
-}
-
-/// Packs the buffers of interval CSV text (MiniMalloc's format); `name` names it in messages.
-pack_answer pack_csv(const std::string& text, const std::string& name, const std::string& solver,
-                     std::int64_t capacity, double time_limit, std::uint64_t seed) {
-  auto csv = [&] {
-    nb::gil_scoped_release unlocked;  // reading is linear: not worth a worker, nor the GIL
-    return xlamem::read_interval_csv(text, name);
-  }();
-  if (!csv) throw library_error{csv.error()};
-  return pack_problem(csv->problem, name, solver, capacity, time_limit, seed);
 }
 
 }  // namespace
@@ -235,9 +192,8 @@ NB_MODULE(_xlamem, m) {
       "diff", [](const memory_report& a, const memory_report& b) { return xlamem::report::diff(a, b); }, "a"_a, "b"_a,
       nb::call_guard<nb::gil_scoped_release>());
   m.def("pack_rows", &pack_rows, "rows"_a, "ids"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a);
-  m.def("pack_csv", &pack_csv, "text"_a, "name"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a);
   m.def("solver_names", [] { return xlamem::solver_names(); });
-  m.def("terminal_text", [](const std::string& s) { return xlamem::terminal_text(s); });
   m.def("human_bytes", [](std::int64_t bytes) { return xlamem::human_bytes(bytes); });
   m.def("solvers_help", [] { return xlamem::solvers_help(); });
+  add_command_line(m);
 }

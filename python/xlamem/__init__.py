@@ -31,8 +31,11 @@ __all__ = [
 
 _REPORT_OPTIONS = ("backend", "solver", "alignment", "module", "replan", "time_limit")
 
-# report()'s default solver: XLA's own best-fit heap simulation, so that the statistics are the
-# ones XLA reports (`memory_analysis()`); solver="search" shows how small the heap could be.
+# report()'s and diff()'s default solver: XLA's own best-fit heap simulation, so that the
+# statistics are the ones XLA reports (`memory_analysis()`); solver="search" shows how small the
+# heap could be. The rule of every front end (README, "The command-line tool"): `search` where a
+# plan stands alone (`xlamem plan`, `xlamem pack`, pack()), `xla` where it is set beside another
+# answer (report() beside memory_analysis(), both sides of a diff).
 DEFAULT_SOLVER = "xla"
 
 

@@ -196,14 +196,14 @@ CHILD = textwrap.dedent("""
 """)
 
 
-def ctrl_c_child(call: str) -> None:
-    """SIGINT one second into a long call in a child process: KeyboardInterrupt within
-    LATENCY of the signal (CLOCK_MONOTONIC is one clock for both processes), a clean exit."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    child = subprocess.Popen([sys.executable, "-c", CHILD, here, call], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                             text=True)
-    line = child.stdout.readline()
-    time.sleep(1.0)
+def sigint_child(cmd: list[str], first_line: bool = False,
+                 after: float = 1.0) -> tuple[float, subprocess.Popen, str, str]:
+    """Runs `cmd` in a child process and sends it SIGINT `after` seconds in (after its first
+    line, when `first_line`): (when SIGINT was sent, the child, its stdout, its stderr). A child
+    still running 30 s later is killed (returncode -SIGKILL)."""
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = child.stdout.readline() if first_line else ""
+    time.sleep(after)
     sent = time.monotonic()
     child.send_signal(signal.SIGINT)
     try:
@@ -211,10 +211,19 @@ def ctrl_c_child(call: str) -> None:
     except subprocess.TimeoutExpired:
         child.kill()
         out, err = child.communicate()
+    return sent, child, line + out, err
+
+
+def ctrl_c_child(call: str) -> None:
+    """SIGINT one second into a long call in a child process: KeyboardInterrupt within
+    LATENCY of the signal (CLOCK_MONOTONIC is one clock for both processes), a clean exit."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sent, child, out, err = sigint_child([sys.executable, "-c", CHILD, here, call], first_line=True)
+    if child.returncode == -signal.SIGKILL:
         check(False, f"Ctrl-C in a child's {call}(): it did not stop within 30 s")
         return
     got = [w for w in out.split() if w.replace(".", "").isdigit()]
-    latency = float(got[0]) - sent if line.startswith("started") and "interrupted" in out and got else math.inf
+    latency = float(got[0]) - sent if out.startswith("started") and "interrupted" in out and got else math.inf
     check(latency <= LATENCY, f"Ctrl-C in a child's {call}(): KeyboardInterrupt {latency:.3f} s after SIGINT "
           f"(at most {LATENCY} s)" + ("" if "interrupted" in out else f"; stdout {out!r}, stderr {err[-300:]!r}"))
     check(child.returncode == 0 and "after placed" in out and not err.strip(),

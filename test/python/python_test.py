@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""The Python package as a JAX user meets it (issue 33), run inside a virtual environment where
+"""The Python package as a JAX user meets it, run inside a virtual environment where
 `pip install .` and `jax` (CPU) are installed (test/python/run.sh makes it).
 
 Checks: README's Python lines print the report; every program of the project's own program
@@ -309,7 +309,15 @@ window.addEventListener('load', () => {
 """
 
 
-def notebook(work: str) -> None:
+def cell_output(cell, kind: str) -> str:
+    """A notebook cell's output: the text of its `stdout` or `stderr` stream, or its value."""
+    outputs = cell.get("outputs", [])
+    if kind == "value":
+        return "".join(o["data"].get("text/plain", "") for o in outputs if o.get("output_type") == "execute_result")
+    return "".join(o["text"] for o in outputs if o.get("output_type") == "stream" and o.get("name") == kind)
+
+
+def notebook(root: str, work: str) -> None:
     try:
         import nbformat
         from nbclient import NotebookClient
@@ -318,7 +326,18 @@ def notebook(work: str) -> None:
         return
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in NOTEBOOK_CELLS]
+    # The command line in a cell: what it prints is the cell's output, not the kernel's terminal.
+    example = os.path.join(root, "examples", "planning", "mlp_train_step.hlo")
+    for args in (["plan", example], ["plan", os.path.join(work, "missing.hlo")]):
+        nb.cells.append(nbformat.v4.new_code_cell(f"import xlamem.__main__\nxlamem.__main__.main({args!r})"))
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    plan, missing = nb.cells[-2], nb.cells[-1]
+    check(cell_output(plan, "value") == "0" and "peak" in cell_output(plan, "stdout"),
+          f"xlamem.__main__.main(['plan', m]) in a cell: the summary is the cell's output "
+          f"({cell_output(plan, 'value')!r}, {cell_output(plan, 'stdout')[:60]!r})")
+    check(cell_output(missing, "value") == "3" and cell_output(missing, "stderr").startswith("xlamem plan: error: "),
+          f"main(['plan', missing]) in a cell: exit 3, the error on the cell's stderr "
+          f"({cell_output(missing, 'stderr')[:60]!r})")
     htmls = [o["data"]["text/html"] for c in nb.cells for o in c.get("outputs", [])
              if o.get("output_type") == "execute_result" and "text/html" in o.get("data", {})]
     check(len(htmls) == 2, f"the notebook shows two reports as HTML ({len(htmls)})")
@@ -359,7 +378,7 @@ def main() -> int:
     readme(a.root)
     api(a.root, a.xlamem_cli, a.work)
     live_programs(a.root, a.programs)
-    notebook(a.work)
+    notebook(a.root, a.work)
     return summary("python", started)
 
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The Python package's tests (issue 33), as a user gets it: a wheel built by `pip wheel .`
+# The Python package's tests, as a user gets it: a wheel built by `pip wheel .`
 # (meson-python and nanobind from PyPI, in pip's isolated build environment), checked for this
 # machine's paths, installed with jax (CPU), nbclient, ipykernel and pandas into a fresh virtual
-# environment, then test/python/python_test.py and test/python/arguments_test.py.
-#   test/python/run.sh [WORK_DIR]     (default build/python; the C++ CLI is compared when built)
+# environment, then test/python/python_test.py, test/python/arguments_test.py and
+# test/python/command_line_test.py (`python -m xlamem` against the C++ tool, which must be built).
+#   test/python/run.sh [WORK_DIR]     (default build/python; XLAMEM_CLI: the tool, default
+#                                      build/tools/xlamem/xlamem)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 work=${1:-$root/build/python}
@@ -46,11 +48,13 @@ PY
 
 "$work/venv/bin/pip" install --quiet "$wheel" jax nbclient nbformat ipykernel pandas
 echo "python tests: installed the wheel, jax, nbclient, ipykernel and pandas in $(($(date +%s) - wheel_done)) s"
-cli="$root/build/tools/xlamem/xlamem"
+cli=${XLAMEM_CLI:-$root/build/tools/xlamem/xlamem}
 # The venv first on PATH: the notebook's kernel (ipykernel's kernel.json says "python") is this one.
 status=0
 PATH="$work/venv/bin:$PATH" "$work/venv/bin/python" "$root/test/python/python_test.py" "$root" "$work/test" \
   --xlamem-cli "$cli" || status=1
 # Every public argument checked, and Ctrl-C (needs the package only).
 "$work/venv/bin/python" "$root/test/python/arguments_test.py" "$root" "$work/arguments" || status=1
+# python -m xlamem is the tool: every command's options, defaults, output and exit status.
+"$work/venv/bin/python" "$root/test/python/command_line_test.py" "$root" "$work/command_line" "$cli" || status=1
 exit $status

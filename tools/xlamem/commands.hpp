@@ -28,6 +28,9 @@ namespace xlamem::cli {
 /// Shared state of one invocation of the tool.
 struct context {
   int exit_code = 0;
+  /// Set by another thread (the Python package's, on Ctrl-C): the solvers stop with what they
+  /// have. Null: never (the executable, where Ctrl-C ends the process).
+  const cancellation_flag* cancel = nullptr;
 };
 
 /// Exit status for bad input (unreadable or malformed files, impossible options).
@@ -53,7 +56,7 @@ inline result<std::string> read_input(const std::string& file) {
 /// How a file is named in messages: `<stdin>` for `-`.
 inline std::string display_name(const std::string& file) { return file == "-" ? "<stdin>" : file; }
 
-/// Writes `text` to `path` (creating its folder); false when it cannot (main.cpp).
+/// Writes `text` to `path` (creating its folder); false when it cannot (command_line.cpp).
 result<void> write_file(const std::string& path, const std::string& text);
 
 /// The --solver help text: every solver of the library's table, what it is, its aliases.

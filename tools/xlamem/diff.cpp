@@ -60,7 +60,10 @@ void add_diff_command(CLI::App& app, context& ctx) {
       ->check(backend_check());
   cmd->add_option("--top", opts->top, "how many changed buffers to list (default 12)");
   cmd->add_flag("--json", opts->json, "print one JSON object: stats, peak, changed, added, removed");
-  cmd->callback([opts, &ctx] { ctx.exit_code = run_diff(*opts); });
+  cmd->callback([opts, &ctx] {
+    opts->request.cancel = ctx.cancel;
+    ctx.exit_code = run_diff(*opts);
+  });
 }
 
 }  // namespace xlamem::cli

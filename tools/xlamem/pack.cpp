@@ -28,7 +28,7 @@ struct pack_options {
   bool json = false;
 };
 
-int run_pack(const pack_options& o) {
+int run_pack(const pack_options& o, const cancellation_flag* cancel) {
   const auto start = packing_clock::now();
   const auto solver = parse_solver(o.solver);
   if (!solver) return fail("pack", solver.error());
@@ -41,6 +41,7 @@ int run_pack(const pack_options& o) {
   if (!read) return fail("pack", read.error());
   solve_options options = o.solve;
   options.deadline = deadline_after(start, o.solve.time_limit_seconds);  // the reading counts
+  options.deadline.cancel = cancel;
   auto result = solve(read->problem, *solver, options);
   if (!result) {
     const bool internal = result.error().code() == errc::internal;
@@ -85,7 +86,7 @@ void add_pack_command(CLI::App& app, context& ctx) {
   cmd->add_option("--svg", opts->svg, "draw the placement (time on x, offset on y)");
   cmd->add_flag("--json", opts->json, "print one JSON object instead of the report");
   cmd->add_option("--seed", opts->solve.seed, "varies the search's branching orders (default 0)");
-  cmd->callback([opts, &ctx] { ctx.exit_code = run_pack(*opts); });
+  cmd->callback([opts, &ctx] { ctx.exit_code = run_pack(*opts, ctx.cancel); });
 }
 
 }  // namespace xlamem::cli

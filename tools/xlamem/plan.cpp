@@ -100,7 +100,10 @@ void add_plan_command(CLI::App& app, context& ctx) {
   cmd->add_option("--top", opts->top, "how many buffers live at the peak to list (default 10)");
   cmd->add_option("--html", opts->html, "write an interactive page (one self-contained HTML file) here");
   cmd->add_option("--svg", opts->svg, "write the whole-memory picture (memory over time) here");
-  cmd->callback([opts, &ctx] { ctx.exit_code = run_plan(*opts); });
+  cmd->callback([opts, &ctx] {
+    opts->request.cancel = ctx.cancel;
+    ctx.exit_code = run_plan(*opts);
+  });
 }
 
 }  // namespace xlamem::cli
