@@ -53,12 +53,18 @@ void visit_fields(const memory_terms_report& x, F&& f) {
   }
   for (std::size_t g = 0; g < r.groups.size(); ++g) {
     std::string members;
-    for (const auto m : r.groups[g]) members += (members.empty() ? "" : " ") + std::to_string(m);
+    for (const auto m : r.groups[g]) {  // appended piece by piece: GCC 12 -O3 warns (-Wrestrict) on "" + std::string
+      if (!members.empty()) members += ' ';
+      members += std::to_string(m);
+    }
     s += "group " + std::to_string(g) + " = {" + members + "}: " +
          range(r.intervals[static_cast<std::size_t>(r.num_primitives) + g]) + "\n";
   }
   std::string times;
-  for (const auto t : r.reduced_times) times += (times.empty() ? "" : " ") + std::to_string(t);
+  for (const auto t : r.reduced_times) {
+    if (!times.empty()) times += ' ';
+    times += std::to_string(t);
+  }
   return s + "reduced times: " + times + "\n";
 }
 
