@@ -123,13 +123,13 @@ def consistency(hlo, csv, intervals, broken, bad):
     j = json.loads(run(["plan", hlo, "--json"]).stdout)
     check(all(isinstance(v, int) for v in j["compiled_memory_stats"].values()), "plan --json: bytes are integers")
 
-    # Issue 21's CLI findings.
+    # Hostile and degenerate command lines.
     p = run(["plan", hlo, "--alignment", "0"], expect_code=3)
     check(error_line(p, "plan", "--alignment") and "power of two" in p.stderr and "1.79769" not in p.stderr,
           "plan --alignment 0 says a power of two is needed")
     p = run(["plan", hlo, "--alignment", "48"], expect_code=3)
     check("power of two" in p.stderr, "plan --alignment 48 is refused")
-    # Issue 15's backends: XLA:GPU's rules and its alignment unless one is given.
+    # Backends: XLA:GPU's rules and its alignment unless one is given.
     d = json.loads(run(["plan", hlo, "--backend", "gpu", "--solver", "xla", "--json"]).stdout)["description"]
     check("alignment 256" in d and "XLA:GPU rules" in d, f"plan --backend gpu plans with XLA:GPU's rules at 256 B ({d})")
     d = json.loads(run(["plan", hlo, "--backend", "gpu", "--alignment", "128", "--json"]).stdout)["description"]
@@ -339,7 +339,7 @@ def main():
 def dump_folder_sources():
     """`xlamem plan DIR` on an --xla_dump_to folder written by JAX 0.12 reads XLA's own plan and
     takes the sources from the module beside it (its stack-frame tables): file:line, not only
-    op names (issue 36). The folder is one program of the corpus, unpacked here."""
+    op names. The folder is one program of the corpus, unpacked here."""
     import tarfile
     archive = os.path.join(ROOT, "test", "data", "xla-corpus", "jax-0.12.0.1.tar.xz")
     folder = os.path.join(WORK, "dump-moe_topk")
@@ -477,7 +477,7 @@ def reliability_checks():
 
     for sub, arg in [("reduce", WORK), ("pack", WORK), ("propagate", WORK)]:
         bad([sub, arg], "is a directory", what=f"{sub}: a directory")
-    # plan reads a folder as an --xla_dump_to dump (issue 17): one without modules is refused.
+    # plan reads a folder as an --xla_dump_to dump: one without modules is refused.
     empty = os.path.join(WORK, "empty-dump")
     os.makedirs(empty, exist_ok=True)
     bad(["plan", empty], "empty-dump", "--xla_dump_to folder", what="plan: a folder without modules")
@@ -492,7 +492,7 @@ def reliability_checks():
     bad(["reduce", write("norows.csv", "id,first,last\n")], "norows.csv:1:1:", "no primitives",
         what="reduce: no rows")
     # A dump folder with decoys named like modules (a FIFO, a stale link, a folder) and many
-    # modules: the real module is planned, the no-match message stays short (issue 35, N7, N8).
+    # modules: the real module is planned, the no-match message stays short.
     decoys = os.path.join(WORK, "decoys")
     os.makedirs(decoys, exist_ok=True)
     with open(os.path.join(decoys, "module_real.cpu_after_optimizations.txt"), "w") as f:
@@ -511,7 +511,7 @@ def reliability_checks():
     p = run(["plan", decoys, "--module", "nomatch"], expect_code=3)
     check("and 281 more" in p.stderr and len(p.stderr) < 2000,
           f"plan DIR --module nomatch: a short message ({len(p.stderr)} bytes)")
-    # Output lost on a full disk is a failure with the reason (issue 35, N13): a file asked for
+    # Output lost on a full disk is a failure with the reason: a file asked for
     # and standard output alike.
     if os.path.exists("/dev/full"):
         csv = os.path.join(ROOT, "examples", "packing", "transformer_step.csv")
@@ -521,7 +521,7 @@ def reliability_checks():
             p = subprocess.run([EXE, "pack", csv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120)
         check(p.returncode == 3 and "standard output" in p.stderr, "pack > /dev/full: exit 3, naming standard output")
     # XLA writes {INT64_MAX, 0} for a primitive that is never live: read as no interval, and
-    # reduced exactly as any other empty pair (issue 36).
+    # reduced exactly as any other empty pair.
     rows = ["id,first,last", "0,0,9", "1,9223372036854775807,0", "2,2,7", "3,4,12", "4,9223372036854775807,0", "5,0,12"]
     marker = run(["reduce", write("xla-empty.csv", "\n".join(rows) + "\n"), "--json"])
     plain = run(["reduce", write("plain-empty.csv", "\n".join(r.replace("9223372036854775807,0", "1,0")
@@ -552,7 +552,7 @@ def reliability_checks():
         chain.append("ENTRY main {\n  p0 = f32[8]{0} parameter(0)\n  ROOT r = f32[8]{0} call(p0), to_apply=c1\n}\n")
         return "".join(chain)
 
-    # Issue 21: near-linear dataflow, reuse checks and report on a chain of 10^5 computations
+    # Near-linear dataflow, reuse checks and report on a chain of 10^5 computations
     # (300,002 instructions, 11 MB): propagate, then plan with the summary, the page and the
     # picture (about 2-3 s each on the CI machine; quadratic steps took minutes).
     chain = write("chain5.hlo", call_chain(100000))

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""CI test over the differential corpus (issue 15): every program x version of
+"""CI test over the differential corpus: every program x version of
 test/data/xla-corpus/*.tar.xz through the built `xlamem plan`, checked against XLA's answers.
 
     python3 test/corpus_fidelity.py XLAMEM SOURCE_ROOT [--jobs 2] [--update] [--keep DIR]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Checks that no function in the given folders is longer than a limit (issue 31: no function
+"""Checks that no function in the given folders is longer than a limit (the project's rule: no function
 over 120 lines in include/, so that each reads as one idea).
 
     function_length.py --limit 120 include [--self-test]

@@ -3,7 +3,7 @@
 """Every file under include/ is installed: fails naming each file under SOURCE_ROOT/include that
 include/meson.build does not list (the lists drive `install_headers`), and each listed file that
 does not exist. A header missing from the lists is not installed, and an installed header that
-includes it does not compile (issue 16: alloc/owner_bias.hpp).
+includes it does not compile (alloc/owner_bias.hpp was once left out).
 Usage: install_list.py SOURCE_ROOT
 """
 import os

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""XLA's own buffer assignments in AOT executables against `xlamem plan --backend B` (issue 15,
-deliverable 4: the GPU backend checked on what XLA:GPU really did).
+"""XLA's own buffer assignments in AOT executables against `xlamem plan --backend B` (the
+GPU backend checked on what XLA:GPU really did).
 
     xla_aot.py XLAMEM SHARED_DATA WORK
 

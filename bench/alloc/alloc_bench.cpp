@@ -10,7 +10,7 @@
 // `release_many` ("+bulk"), and through a per-thread `local_cache` ("+cache"); the default
 // lists (no owner bias, no system call) and the opt-in `owner_biased<...>` lists ("biased_")
 // side by side.
-// The summary at the end prints every ratio issue 3 asks for, from this run's figures.
+// The summary at the end prints the headline ratios from this run's figures.
 //
 // mimalloc and jemalloc are opened with dlopen(RTLD_LOCAL) and called through dlsym'd
 // mi_malloc/mi_free and mallocx/dallocx: Debian's builds of both export unprefixed malloc/free,
@@ -273,7 +273,7 @@ void mi_release(void* p) { mi_free_fn(p); }
 void* je_alloc(std::size_t n) { return je_mallocx_fn(n, 0); }
 void je_release(void* p) { je_dallocx_fn(p, 0); }
 
-// Prints the ratios the issue's acceptance lines ask for, after the usual console output.
+// Prints the headline ratios of variants and baselines, after the usual console output.
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {

@@ -146,7 +146,7 @@ BENCHMARK(bm_propagate_memory_spaces)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
-/// Issue 21: a call chain of N computations (values flow down the parameters and back up the
+/// A call chain of N computations (values flow down the parameters and back up the
 /// call outputs): read, dataflow (SSA form) and the whole plan with XLA's best fit. The worklist
 /// makes this near-linear; the round-robin sweeps it replaced took 9 s at N = 10^4.
 void bm_call_chain(benchmark::State& state) {

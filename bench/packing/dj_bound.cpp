@@ -2,7 +2,7 @@
 // `dj_bound FILE.csv [--seconds S] [--total T] [--capacity C] [--hint-seconds H]
 // [--certificates DIR]`: can a
 // window of consecutive sections (buffers clipped to it, a relaxation) prove a lower bound
-// above max live bytes (issue 18, MiniMalloc's D and J)? Runs `window_survey` at capacity C
+// above max live bytes (MiniMalloc's D and J)? Runs `window_survey` at capacity C
 // (default: max live) with S seconds per window and prints every maximal feasible window (its
 // placement is the certificate that no window inside it proves more than C) and every minimal
 // open window (timed out, or proven infeasible: then the bound C + granule is certified).

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Cross-checks for issue 18 item 5 (a lower bound above max live on MiniMalloc's D and J) with
+"""Cross-checks for a lower bound above max live on MiniMalloc's D and J with
 an independent solver, OR-Tools CP-SAT. Not part of the build or CI: it needs `pip install
 ortools` in a generator environment.
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """How long `xlamem.report()` takes on a large compiled JAX program, and `import xlamem`
-(issue 33: both under 0.3 s for an 8k-instruction transformer).
+(the target: both under 0.3 s for an 8k-instruction transformer).
 
 The program is the corpus's transformer train step (tools/xla-oracle/programs.py) with more
 blocks, compiled live by XLA:CPU, so the module is JAX's own, not one we wrote to be easy. It

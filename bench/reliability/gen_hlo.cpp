@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Writes one of the scale-test HLO shapes (test/support/hlo_generators.hpp) to standard output,
-// to time the reader and planner on a size by hand (issue 35):
+// to time the reader and planner on a size by hand:
 //   gen_hlo nested-whiles|call-chain|fan|straight-line SIZE
 #include <cstdio>
 #include <cstdlib>

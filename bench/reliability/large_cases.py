@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """The complexity budget's large cases as a benchmark: CPU time and resident memory of `xlamem
-plan` per shape and size (docs/error-handling.md, issue 35).
+plan` per shape and size (docs/error-handling.md).
 
 Each shape comes from `gen_hlo` (bench/reliability/gen_hlo.cpp, over test/support/
 hlo_generators.hpp): nested while loops, a call chain, one instruction with N operands and a

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Two translation units of one program, one built with NDEBUG and one without, share pools:
 // a block acquired in one is released in the other, and both see the same layout, the same
-// debug bookkeeping and the same misuse reports (issue 16, item 6).
+// debug bookkeeping and the same misuse reports.
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// One program, two translation units that disagree about NDEBUG (issue 16, item 6): both
+// One program, two translation units that disagree about NDEBUG: both
 // define the functions declared here from the same source (tu_body.inc), one with NDEBUG and
 // one without, and the test (abi_test.cpp) passes pools and blocks between them. Before the
 // debug checks were a template parameter, `fixed_block_pool`'s layout followed NDEBUG, so these

@@ -185,8 +185,8 @@ TEST_SUITE("io/buffer_assignment_dump") {
          "f.txt:3:11: expected ' bytes (cumulative: ', found ' bytes'"},
         {"HloLiveRange (max 3):\nHloLiveRange (max 3):\n",
          "f.txt:2:1: a second HloLiveRange section"},
-        // The header is a claim checked against the schedule it prints (issue 35, N5: a 198-byte
-        // dump made the report allocate 10^12 steps).
+        // The header is a claim checked against the schedule it prints (a 198-byte
+        // dump once made the report allocate 10^12 steps).
         {"HloLiveRange (max 1000000000000):\n  InstructionSequence:\n    0:a\n",
          "f.txt:1:1: HloLiveRange (max 1000000000000) but its InstructionSequence lists 1 steps"},
         {"allocation 0: size 9223372036854775807:\nallocation 1: size 1:\n",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Tests of include/xlamem/io/safe_text.hpp and of the writers that use it: text from an input
-// reaches a terminal, an SVG and a page only escaped (issue 35: N9, N10, N12).
+// reaches a terminal, an SVG and a page only escaped.
 #include <doctest/doctest.h>
 
 #include <string>

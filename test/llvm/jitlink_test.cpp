@@ -144,7 +144,7 @@ TEST_SUITE("jitlink") {
   }
 
   TEST_CASE("each JIT-linked .eh_frame is registered once and deregistered once (removal and teardown)") {
-    // Issue 35: on LLVM 22 LLJIT's platform set-up adds its own EH-frame plugin to a custom
+    // On LLVM 22 LLJIT's platform set-up adds its own EH-frame plugin to a custom
     // ObjectLinkingLayer, and the creator added a second: every section registered twice, which
     // libgcc 13+ answers with an abort on the second deregistration.
     const auto unwinding_module = [](const std::string& name) {

@@ -101,7 +101,7 @@ TEST_SUITE("packing/strong_bound") {
   }
 
   TEST_CASE("D at max live: placements of four windows cover every window strong_lower_bound tries") {
-    // Issue 18: the window kind, as `strong_lower_bound` runs it (default options), cannot
+    // The window kind, as `strong_lower_bound` runs it (default options), cannot
     // prove more than max live on D at any time limit. The certificate lists, for the windows
     // [0, 77), [4, 86), [23, 92) and [24, 94) of D's 94 sections, an offset per buffer of the
     // window's relaxation (found with `bench/packing/dj_cpsat.py grow` and `xlamem pack`, see

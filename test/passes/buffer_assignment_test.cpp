@@ -106,7 +106,7 @@ ENTRY %main (a: f32[64,64]) -> f32[64,64] {
   }
 
   TEST_CASE("a sort runs in place: each array shares its operand's buffer when the sort is its only user") {
-    // XLA's CanShareOperandBufferWithUser for kSort (issue 36): a one-operand sort writes over
+    // XLA's CanShareOperandBufferWithUser for kSort: a one-operand sort writes over
     // its keys; a multi-operand sort writes array i over operand i, output {i}; an operand with
     // another user keeps its buffer.
     const module m = parse(R"(HloModule sorts, is_scheduled=true
@@ -244,7 +244,7 @@ ENTRY %main (p: f32[16,16], q: f32[16,16], i: s32[], idx: s32[4,1], up: f32[4,16
     CHECK_FALSE(traits::can_share_operand_buffer(m, at("u"), {}, at("sc"), {}));
   }
 
-  TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule, issue 15 (b))") {
+  TEST_CASE("an operand's buffer is shared only with a user of the same layout (XLA's rule)") {
     // XLA's CanShareOperandBufferWithUser asks ShapeUtil::Equal, layouts included: %t, a
     // column-major result of row-major %x (LAPACK's results, a transposing fusion), gets its
     // own bytes; %s, of %t's layout, writes over %t.
@@ -491,7 +491,7 @@ ENTRY %main (a: f32[4]) -> f32[4] {
 TEST_SUITE("reliability/planning") {
   using namespace xlamem::test::planning_helpers;
 
-  TEST_CASE("3x10^4 temporaries live at once plan with the default solver and validate (issue 35 N2)") {
+  TEST_CASE("3x10^4 temporaries live at once plan with the default solver and validate") {
     // Every negate lives until the last concatenate reads them all: XLA's best fit (a sort per
     // buffer over every placed conflicting one), unbudgeted skyline runs and a validation that
     // scanned every live value made this quadratic (10^5: 501 s).

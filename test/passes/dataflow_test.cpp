@@ -256,7 +256,7 @@ ENTRY e {
   }
 
   TEST_CASE("SSA form: a loop passing a loop-carried value through makes no phi of its own") {
-    // Issue 15 item (d), the shape of reverse_scan_grad: w2 passes w1's loop-carried vector
+    // The shape of reverse_scan_grad: w2 passes w1's loop-carried vector
     // through unchanged. Before phis exist, two values (p and v2) reach w2's element {1}, but
     // once w1 has its phi, only that phi does (the other input is w2's own element): XLA's
     // Phi() makes none there, and w1's phi lives until w2 ends.
@@ -614,7 +614,7 @@ ENTRY e {
 TEST_SUITE("reliability/dataflow") {
   using namespace xlamem::test::reliability_helpers;
 
-  TEST_CASE("nested whiles 10^4 deep: phis at every level, found in near-linear time (issue 35 N3)") {
+  TEST_CASE("nested whiles 10^4 deep: phis at every level, found in near-linear time") {
     // A fixed point that adds phis a level per round, or lets a join collect the values of
     // every loop around it, is quadratic or cubic in the depth: depth 1,000 took 20 s.
     constexpr std::size_t depth = 10000;

@@ -80,7 +80,7 @@ TEST_SUITE("planning/liveness") {
     CHECK(range_of(m, *c, "add.3") == live_range{17, 21});
   }
 
-  TEST_CASE("the issue-5 kernel graph: ranges, in-place normalisation, outputs to the end") {
+  TEST_CASE("the kernel graph: ranges, in-place normalisation, outputs to the end") {
     using xlamem::test::kernel_graph;
     kernel_graph g;
     g.add("main", "x", {"input", "", {}, 0, -1, "", false, {{64, 0, std::nullopt}}});

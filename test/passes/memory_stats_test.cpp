@@ -51,7 +51,7 @@ TEST_SUITE("planning/memory_stats") {
     CHECK(s.temp_size_in_bytes == 1000);
     CHECK(s.host_argument_size_in_bytes == 64);
     CHECK(s.host_temp_size_in_bytes == 0);
-    CHECK(s.total_allocation_bytes == 100 + 40 + 8 + 1000 + 4);  // the thread-local 4 B not (issue 15 (e))
+    CHECK(s.total_allocation_bytes == 100 + 40 + 8 + 1000 + 4);  // the thread-local 4 B not
   }
 }
 

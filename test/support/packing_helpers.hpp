@@ -70,8 +70,8 @@ inline packing_problem random_problem(std::mt19937_64& rng, int n, int horizon, 
 
 
 
-/// The placement loops as they were with an explicit conflict graph (issue 18 replaced them by
-/// interval structures): the reference the new structures must reproduce byte for byte.
+/// The placement loops as they were with an explicit conflict graph (since replaced by interval
+/// structures): the reference the new structures must reproduce byte for byte.
 inline placement reference_place_in_order(const packing_problem& p, const interval_graph& g, const std::vector<int>& order,
                                    fit_rule rule) {
   const std::size_t n = p.buffers.size();

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Single-device JAX programs of ours for the cases issue 15 names: LAPACK custom calls, FFT,
+"""Single-device JAX programs of ours for the hard cases: LAPACK custom calls, FFT,
 scatter-add into a donated table, per-example gradients, associative scans, top-k routing,
 batch norm, bf16 mixed precision, nested loops (scan over while and cond with fori_loop),
 reverse scans."""

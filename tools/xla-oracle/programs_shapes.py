@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Single-device programs of the shapes users compile most (issue 36): rematerialisation under a
+"""Single-device programs of the shapes users compile most: rematerialisation under a
 jax.checkpoint policy in a train step (our own and flax linen's nn.remat), a KV-cache decode
 loop, int8 quantised matmuls, lax.switch inside lax.scan; and, group "sharing", one program per
 row of docs/hlo.md's "Sharing an operand's buffer" table that JAX reaches on XLA:CPU: sort with

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// `xlamem reduce` (issue 7): memory-term reduction of primitives given as closed intervals in a
+// `xlamem reduce`: memory-term reduction of primitives given as closed intervals in a
 // CSV file with columns id,first,last (first > last: no interval), with a policy of the
 // library's table (memory_terms/named_policies.hpp).
 #include <cstdint>

@@ -70,7 +70,7 @@ class live_range_index {
   return a.is_entry_parameter() ? buffer_kind::parameter
          : a.maybe_live_out     ? buffer_kind::output
          : a.is_constant        ? buffer_kind::constant
-         : a.is_thread_local    ? buffer_kind::thread_local_
+         : a.is_thread_local    ? buffer_kind::embedded
                                 : buffer_kind::temp;
 }
 }  // namespace detail

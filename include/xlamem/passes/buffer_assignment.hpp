@@ -112,6 +112,9 @@ struct value_slice {
   friend bool operator==(const value_slice&, const value_slice&) = default;
 };
 
+template <graph G>
+class buffer_assignment;
+
 /// One allocation (XLA's BufferAllocation).
 struct buffer_allocation {
   /// One value placed in the allocation.
@@ -121,7 +124,6 @@ struct buffer_allocation {
     std::int64_t size = 0;
   };
   std::size_t index = 0;
-  allocation_flags flags_;                ///< size, colour and the XLA predicates
   std::int64_t parameter_number = -1;     ///< entry parameter, when `is_entry_parameter`
   shape_index parameter_index;            ///< leaf of that parameter
   bool holds_entry_root = false;          ///< holds the entry root's top-level value
@@ -135,6 +137,11 @@ struct buffer_allocation {
   [[nodiscard]] bool is_readonly() const noexcept {
     return (flags_.is_entry_parameter && !flags_.is_parameter_aliased_with_output) || flags_.is_constant;
   }
+
+ private:
+  template <graph G>
+  friend class buffer_assignment;  // the one writer: size, colour and predicates follow from the assignment
+  allocation_flags flags_;         ///< size, colour and the XLA predicates
 };
 
 /// The temporary heap of one colour: the packing problem solved and its placement.
@@ -326,7 +333,7 @@ class buffer_assignment {
     std::int64_t color = 0;
     bool planned = false;       // has values outside fused/unreachable computations
     bool lives_out = false;
-    bool thread_local_ = false;
+    bool embedded = false;  // in a computation run inside an instruction: thread-local
     bool sequential = false;
     bool entry_parameter = false;  // holds an entry parameter's value
     std::int64_t position = 0;  // sort key: earliest definition
@@ -646,7 +653,7 @@ class buffer_assignment {
         }
         bi.lives_out = bi.lives_out || (la_.lives_out(v) && !copied_[b]);
         if (df.parent_number(n) == entry && df.parameter_number(n) >= 0) bi.entry_parameter = true;
-        if (la_.value_context(v) == computation_context::thread_local_) bi.thread_local_ = true;
+        if (la_.value_context(v) == computation_context::embedded) bi.embedded = true;
         else bi.sequential = true;
         bi.position = std::min(bi.position, post_order[n]);
         if (la_.has_range(v)) {
@@ -706,7 +713,7 @@ class buffer_assignment {
     const bool tuples_apart = options_.tuple_tables_outside_heap.value_or(options_.solver.family == solver_family::xla);
     const auto& bi = info_[b];
     if (place_constant_or_parameter(g, b, s)) return;
-    if (bi.thread_local_ && !bi.sequential) {
+    if (bi.embedded && !bi.sequential) {
       const auto a = new_allocation(b);
       allocations_[a].flags_.is_thread_local = true;
       add(g, a, b, 0);

@@ -53,7 +53,7 @@ struct live_range {
 /// How a computation is executed, which decides how its values are planned.
 enum class computation_context : std::uint8_t {
   sequential,     ///< on the flattened timeline
-  thread_local_,  ///< run inside an instruction (reduce, sort, map, ...): thread-local buffers
+  embedded,       ///< run inside an instruction (reduce, sort, map, ...): thread-local buffers (XLA: kEmbedded)
   fused,          ///< inside a fusion: no buffers of its own
   unreachable,    ///< not called from the entry
 };
@@ -252,7 +252,7 @@ class live_range_analysis {
     auto rank = [](computation_context x) {
       switch (x) {
         case computation_context::sequential: return 0;
-        case computation_context::thread_local_: return 1;
+        case computation_context::embedded: return 1;
         case computation_context::fused: return 2;
         default: return 3;
       }
@@ -265,7 +265,7 @@ class live_range_analysis {
       for (const auto& [callee, b] : callees[c]) {
         computation_context next = context_[c];
         if (b == call_binding::fusion) next = computation_context::fused;
-        else if (b == call_binding::embedded) next = computation_context::thread_local_;  // also inside a fusion
+        else if (b == call_binding::embedded) next = computation_context::embedded;  // also inside a fusion
         if (rank(next) < rank(context_[callee])) {
           context_[callee] = next;
           work.push_back(callee);

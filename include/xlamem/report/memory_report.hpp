@@ -160,7 +160,7 @@ namespace detail {
     const auto& a = t.allocations[n];
     auto& total = out[a.color];
     if (total.empty()) total.assign(static_cast<std::size_t>(horizon) + 1, 0);
-    if (a.kind == buffer_kind::constant || a.kind == buffer_kind::thread_local_) continue;
+    if (a.kind == buffer_kind::constant || a.kind == buffer_kind::embedded) continue;
     add_usage(total, uses[n]);
   }
   for (auto& [color, total] : out) to_steps(total);

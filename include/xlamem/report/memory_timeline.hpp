@@ -42,7 +42,7 @@ enum class buffer_kind : std::uint8_t {
   output,        ///< lives out of the program
   temp,          ///< the temporary heap
   constant,      ///< a constant (not in XLA's peak)
-  thread_local_, ///< inside reduce / sort / map regions (not in XLA's peak)
+  embedded,      ///< thread-local: inside reduce / sort / map regions (not in XLA's peak)
 };
 inline constexpr std::size_t buffer_kind_count = 5;
 
@@ -108,7 +108,7 @@ struct memory_timeline {
   /// Whether allocation `a` counts toward the device peak (`counts_toward_peak`: XLA leaves
   /// constants, thread-local and host allocations out).
   [[nodiscard]] bool counts_in_peak(const timeline_allocation& a) const noexcept {
-    return counts_toward_peak(a.kind == buffer_kind::constant, a.kind == buffer_kind::thread_local_, a.color == host_color);
+    return counts_toward_peak(a.kind == buffer_kind::constant, a.kind == buffer_kind::embedded, a.color == host_color);
   }
 };
 

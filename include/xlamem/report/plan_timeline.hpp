@@ -27,7 +27,7 @@ namespace xlamem::report {
   if (f.is_entry_parameter) return buffer_kind::parameter;
   if (f.maybe_live_out) return buffer_kind::output;
   if (f.is_constant) return buffer_kind::constant;
-  if (f.is_thread_local) return buffer_kind::thread_local_;
+  if (f.is_thread_local) return buffer_kind::embedded;
   return buffer_kind::temp;
 }
 

@@ -26,7 +26,7 @@ namespace xlamem::detail {
 template <class Liveness>
 [[nodiscard]] bool planned_value(const Liveness& la, typename Liveness::value_id v) {
   const auto ctx = la.value_context(v);
-  return ctx == computation_context::sequential || ctx == computation_context::thread_local_;
+  return ctx == computation_context::sequential || ctx == computation_context::embedded;
 }
 
 /// XLA's post-order position of every instruction (BufferAssigner's sort key among buffers
