@@ -221,12 +221,12 @@ struct buffer_assignment_dump {
   }
 };
 
-namespace detail {
+namespace detail::assignment_dump {
 
 /// A cursor over one line of a dump, producing `file:line:column` errors.
-class ba_line_cursor {
+class line_cursor {
  public:
-  ba_line_cursor(std::string_view file, std::size_t line, std::string_view text) noexcept
+  line_cursor(std::string_view file, std::size_t line, std::string_view text) noexcept
       : file_(file), line_(line), text_(text) {}
 
   [[nodiscard]] std::size_t pos() const noexcept { return pos_; }
@@ -349,7 +349,7 @@ class ba_line_cursor {
 
 /// Parses `<ID NAME[{index}][ (phi)][ @COLOR]>` into the fields shared by both value kinds.
 template <class Value>
-[[nodiscard]] result<void> ba_parse_value_header(ba_line_cursor& c, Value& v) {
+[[nodiscard]] result<void> parse_value_header(line_cursor& c, Value& v) {
   if (auto r = c.expect("<"); !r) return r;
   auto id = c.unsigned_integer("a value id");
   if (!id) return id.error();
@@ -374,8 +374,8 @@ template <class Value>
 }
 
 /// `name[ {index}]` (positions) or `name{index}` (live ranges): the index is optional.
-[[nodiscard]] inline result<void> ba_parse_name_and_index(ba_line_cursor& c, std::string& name,
-                                                          std::vector<std::int64_t>& index) {
+[[nodiscard]] inline result<void> parse_name_and_index(line_cursor& c, std::string& name,
+                                                       std::vector<std::int64_t>& index) {
   auto n = c.name("an instruction name");
   if (!n) return n.error();
   name = std::move(*n);
@@ -388,14 +388,14 @@ template <class Value>
   return {};
 }
 
-[[nodiscard]] inline std::size_t ba_indent(std::string_view line) noexcept {
+[[nodiscard]] inline std::size_t indent(std::string_view line) noexcept {
   std::size_t i = 0;
   while (i < line.size() && line[i] == ' ') ++i;
   return i;
 }
 
-[[nodiscard]] inline result<void> ba_parse_allocation_header(
-    ba_line_cursor& c, buffer_assignment_dump::allocation& a) {
+[[nodiscard]] inline result<void> parse_allocation_header(
+    line_cursor& c, buffer_assignment_dump::allocation& a) {
   if (auto r = c.expect("allocation "); !r) return r;
   auto idx = c.unsigned_integer("an allocation index");
   if (!idx) return idx.error();
@@ -464,12 +464,12 @@ template <class Value>
   return {};
 }
 
-[[nodiscard]] inline result<void> ba_parse_assigned_value(
-    ba_line_cursor& c, buffer_assignment_dump::assigned_value& v,
+[[nodiscard]] inline result<void> parse_assigned_value(
+    line_cursor& c, buffer_assignment_dump::assigned_value& v,
     const buffer_assignment_dump::allocation& a) {
   c.skip_spaces();
   if (auto r = c.expect("value: "); !r) return r;
-  if (auto r = ba_parse_value_header(c, v); !r) return r;
+  if (auto r = parse_value_header(c, v); !r) return r;
   if (auto r = c.expect(" (size="); !r) return r;
   const std::size_t size_col = c.pos();
   auto size = c.unsigned_integer("a value size");
@@ -494,7 +494,7 @@ template <class Value>
 }
 
 /// Where the reader is inside a dump file.
-enum class ba_section {
+enum class section_kind {
   none,
   allocations,
   used_values,
@@ -507,25 +507,25 @@ enum class ba_section {
   skipped,
 };
 
-}  // namespace detail
+}  // namespace detail::assignment_dump
 
-namespace detail {
+namespace detail::assignment_dump {
 
 /// A line at the start of a line (a section header, an allocation header, a used value), read
 /// into `dump`; `section` becomes the section it opens. `allocation_total` is the sum of the
 /// allocation sizes so far.
-[[nodiscard]] inline result<void> ba_top_level_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::string_view line,
-                                                    std::string_view file, std::size_t line_no, ba_section& section,
-                                                    std::uint64_t& allocation_total) {
+[[nodiscard]] inline result<void> top_level_line(buffer_assignment_dump& dump, line_cursor& c, std::string_view line,
+                                                 std::string_view file, std::size_t line_no, section_kind& section,
+                                                 std::uint64_t& allocation_total) {
   if (line == "BufferAssignment:") {
-    section = ba_section::allocations;
+    section = section_kind::allocations;
     return {};
   }
   if (c.consume("allocation ")) {
-    c = ba_line_cursor(file, line_no, line);
+    c = line_cursor(file, line_no, line);
     buffer_assignment_dump::allocation a;
     a.line = line_no;
-    if (auto r = ba_parse_allocation_header(c, a); !r) return r;
+    if (auto r = parse_allocation_header(c, a); !r) return r;
     const std::size_t expected = dump.allocations.size();
     if (a.index != expected) {
       return c.fail_at(11, "allocation " + std::to_string(a.index) +
@@ -539,7 +539,7 @@ namespace detail {
     }
     allocation_total += a.size;
     dump.allocations.push_back(std::move(a));
-    section = ba_section::allocations;
+    section = section_kind::allocations;
     return {};
   }
   if (c.consume("Total bytes used: ")) {
@@ -547,11 +547,11 @@ namespace detail {
     if (!v) return v.error();
     if (dump.total_bytes_used) return c.fail_at(0, "a second 'Total bytes used' line");
     dump.total_bytes_used = *v;
-    section = ba_section::none;
+    section = section_kind::none;
     return {};
   }
   if (line == "Used values:") {
-    section = ba_section::used_values;
+    section = section_kind::used_values;
     return {};
   }
   if (c.consume("HloLiveRange (max ")) {
@@ -562,42 +562,42 @@ namespace detail {
     dump.live_ranges = buffer_assignment_dump::live_range{};
     dump.live_ranges->max_time = *v;
     dump.live_ranges->line = line_no;
-    section = ba_section::live_range;
+    section = section_kind::live_range;
     return {};
   }
   if (line == "BufferAssignment stats:" || c.consume("Memory Space: ")) {
-    section = ba_section::skipped;  // human-readable summaries: nothing exact to read
+    section = section_kind::skipped;  // human-readable summaries: nothing exact to read
     return {};
   }
   if (line.front() == '<' &&
-      (section == ba_section::used_values || section == ba_section::used_positions ||
-       section == ba_section::used_uses)) {
+      (section == section_kind::used_values || section == section_kind::used_positions ||
+       section == section_kind::used_uses)) {
     buffer_assignment_dump::used_value v;
     v.line = line_no;
-    if (auto r = ba_parse_value_header(c, v); !r) return r;
+    if (auto r = parse_value_header(c, v); !r) return r;
     c.skip_spaces();
     if (!c.at_end()) return c.fail("unexpected text after a value: " + c.describe_here());
     dump.used_values.push_back(std::move(v));
-    section = ba_section::used_values;
+    section = section_kind::used_values;
     return {};
   }
-  if (section == ba_section::skipped) return {};
+  if (section == section_kind::skipped) return {};
   return c.fail("unexpected line in a buffer-assignment dump: " + c.describe_here());
 }
 
 /// An indented line of "Used values": a list header, or an entry of positions or uses.
-[[nodiscard]] inline result<void> ba_used_value_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::size_t indent,
-                                                     ba_section& section) {
+[[nodiscard]] inline result<void> used_value_line(buffer_assignment_dump& dump, line_cursor& c, std::size_t indent,
+                                                  section_kind& section) {
   if (dump.used_values.empty()) return c.fail("a line before the first used value");
   auto& v = dump.used_values.back();
   if (indent == 1) {
     if (c.consume("positions:")) {
-      section = ba_section::used_positions;
+      section = section_kind::used_positions;
     } else if (c.consume("uses:")) {
-      section = ba_section::used_uses;
+      section = section_kind::used_uses;
     } else if (c.consume("from instruction: ")) {
       v.from_instruction = std::string(c.rest());
-      section = ba_section::used_values;
+      section = section_kind::used_values;
       return {};
     } else {
       return c.fail("expected 'positions:', 'uses:' or 'from instruction:', found " +
@@ -609,12 +609,12 @@ namespace detail {
     return {};
   }
   if (c.consume("(none)")) return {};
-  if (section == ba_section::used_positions) {
+  if (section == section_kind::used_positions) {
     buffer_assignment_dump::position p;
-    if (auto r = ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
+    if (auto r = parse_name_and_index(c, p.instruction, p.shape_index); !r)
       return r;
     v.positions.push_back(std::move(p));
-  } else if (section == ba_section::used_uses) {
+  } else if (section == section_kind::used_uses) {
     buffer_assignment_dump::use u;
     auto n = c.name("an instruction name");
     if (!n) return n.error();
@@ -640,22 +640,22 @@ namespace detail {
 
 /// An indented line of the HloLiveRange section: a sub-section header, a step of the
 /// instruction sequence, a buffer's live range or an entry of the peak.
-[[nodiscard]] inline result<void> ba_live_range_line(buffer_assignment_dump& dump, ba_line_cursor& c, std::size_t indent,
-                                                     std::size_t line_no, ba_section& section) {
+[[nodiscard]] inline result<void> live_range_line(buffer_assignment_dump& dump, line_cursor& c, std::size_t indent,
+                                                  std::size_t line_no, section_kind& section) {
   auto& lr = *dump.live_ranges;
   if (indent <= 2) {
     if (c.consume("InstructionSequence:")) {
-      section = ba_section::live_sequence;
+      section = section_kind::live_sequence;
     } else if (c.consume("BufferLiveRange:")) {
-      section = ba_section::live_buffers;
+      section = section_kind::live_buffers;
     } else if (c.consume("Live ranges at ")) {
       auto t = c.signed_integer("a time step");
       if (!t) return t.error();
       if (auto r = c.expect(" (peak):"); !r) return r;
       lr.peak_time = *t;
-      section = ba_section::live_peak;
+      section = section_kind::live_peak;
     } else if (c.consume("Stack trace breakdown")) {
-      section = ba_section::skipped;  // a tree of op names; nothing the planner matches
+      section = section_kind::skipped;  // a tree of op names; nothing the planner matches
       return {};
     } else {
       return c.fail("unexpected line in HloLiveRange: " + c.describe_here());
@@ -665,7 +665,7 @@ namespace detail {
       return c.fail("unexpected text after a section header: " + c.describe_here());
     return {};
   }
-  if (section == ba_section::live_sequence) {
+  if (section == section_kind::live_sequence) {
     auto t = c.unsigned_integer("a time step");
     if (!t) return t.error();
     if (*t != lr.instruction_sequence.size()) {
@@ -677,10 +677,10 @@ namespace detail {
     auto n = c.name("an instruction name");
     if (!n) return n.error();
     lr.instruction_sequence.push_back(std::move(*n));
-  } else if (section == ba_section::live_buffers) {
+  } else if (section == section_kind::live_buffers) {
     buffer_assignment_dump::buffer_live_range b;
     b.line = line_no;
-    if (auto r = ba_parse_name_and_index(c, b.instruction, b.shape_index); !r)
+    if (auto r = parse_name_and_index(c, b.instruction, b.shape_index); !r)
       return r;
     if (auto r = c.expect(":"); !r) return r;
     const std::size_t col = c.pos();
@@ -696,9 +696,9 @@ namespace detail {
     b.start = *s;
     b.end = *e;
     lr.buffers.push_back(std::move(b));
-  } else if (section == ba_section::live_peak) {
+  } else if (section == section_kind::live_peak) {
     buffer_assignment_dump::peak_entry p;
-    if (auto r = ba_parse_name_and_index(c, p.instruction, p.shape_index); !r)
+    if (auto r = parse_name_and_index(c, p.instruction, p.shape_index); !r)
       return r;
     if (auto r = c.expect(": "); !r) return r;
     auto bytes = c.unsigned_integer("a byte count");
@@ -719,7 +719,7 @@ namespace detail {
   return {};
 }
 
-}  // namespace detail
+}  // namespace detail::assignment_dump
 
 /// Reads one dump file's text into `dump`, adding to what earlier files put there: call it once
 /// for `-buffer-assignment.txt` and again for `-buffer-assignment-values.txt` and
@@ -728,8 +728,8 @@ namespace detail {
 /// what was read before the error.
 [[nodiscard]] inline result<void> parse_buffer_assignment_dump_into(
     buffer_assignment_dump& dump, std::string_view text, std::string_view file = "<input>") {
-  using detail::ba_section;
-  ba_section section = ba_section::none;
+  using detail::assignment_dump::section_kind;
+  section_kind section = section_kind::none;
   std::size_t line_no = 0;
   std::size_t start = 0;
   const std::size_t allocations_before = dump.allocations.size();
@@ -742,30 +742,30 @@ namespace detail {
     start = end + 1;
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    detail::ba_line_cursor c(file, line_no, line);
+    detail::assignment_dump::line_cursor c(file, line_no, line);
     c.skip_spaces();
     if (c.at_end()) continue;  // blank lines separate sections
-    const std::size_t indent = detail::ba_indent(line);
+    const std::size_t indent = detail::assignment_dump::indent(line);
     result<void> r;
     // Section headers stand at the start of a line, wherever they are.
     if (indent == 0) {
-      r = detail::ba_top_level_line(dump, c, line, file, line_no, section, allocation_total);
-    } else if (section == ba_section::none) {
+      r = detail::assignment_dump::top_level_line(dump, c, line, file, line_no, section, allocation_total);
+    } else if (section == section_kind::none) {
       return c.fail("unexpected indented line outside any section: " + c.describe_here());
-    } else if (section == ba_section::skipped) {
+    } else if (section == section_kind::skipped) {
       continue;
-    } else if (section == ba_section::allocations) {
+    } else if (section == section_kind::allocations) {
       if (dump.allocations.size() == allocations_before) return c.fail("a value line before any allocation header");
       auto& a = dump.allocations.back();
       buffer_assignment_dump::assigned_value v;
       v.line = line_no;
-      r = detail::ba_parse_assigned_value(c, v, a);
+      r = detail::assignment_dump::parse_assigned_value(c, v, a);
       if (r) a.values.push_back(std::move(v));
-    } else if (section == ba_section::used_values || section == ba_section::used_positions ||
-               section == ba_section::used_uses) {
-      r = detail::ba_used_value_line(dump, c, indent, section);
+    } else if (section == section_kind::used_values || section == section_kind::used_positions ||
+               section == section_kind::used_uses) {
+      r = detail::assignment_dump::used_value_line(dump, c, indent, section);
     } else {
-      r = detail::ba_live_range_line(dump, c, indent, line_no, section);
+      r = detail::assignment_dump::live_range_line(dump, c, indent, line_no, section);
     }
     if (!r) return r;
   }
@@ -787,11 +787,11 @@ namespace detail {
   return dump;
 }
 
-namespace detail {
-[[nodiscard]] inline result<std::string> ba_read_file(const std::filesystem::path& path) {
+namespace detail::assignment_dump {
+[[nodiscard]] inline result<std::string> read_file(const std::filesystem::path& path) {
   return read_input_file(path.string());  // regular files only, size-limited
 }
-}  // namespace detail
+}  // namespace detail::assignment_dump
 
 /// Reads `path` (a `*-buffer-assignment.txt`) and, when XLA wrote them beside it, the
 /// `*-buffer-assignment-values.txt` and `*-live-range.txt` of the same module (the layout of
@@ -801,7 +801,7 @@ namespace detail {
 [[nodiscard]] inline result<buffer_assignment_dump> read_buffer_assignment_dump(
     const std::filesystem::path& path) try {
   buffer_assignment_dump dump;
-  auto text = detail::ba_read_file(path);
+  auto text = detail::assignment_dump::read_file(path);
   if (!text) return text.error();
   const std::string name = path.string();
   if (auto r = parse_buffer_assignment_dump_into(dump, *text, name); !r) return r.error();
@@ -814,7 +814,7 @@ namespace detail {
       const auto sibling = path.parent_path() / (stem + extra);
       std::error_code ec;
       if (!std::filesystem::is_regular_file(sibling, ec)) continue;
-      auto more = detail::ba_read_file(sibling);
+      auto more = detail::assignment_dump::read_file(sibling);
       if (!more) return more.error();
       if (auto r = parse_buffer_assignment_dump_into(dump, *more, sibling.string()); !r)
         return r.error();
