@@ -4,6 +4,7 @@
 // limit between the least and the most usage), and a brute-force optimum to check solvers with.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -11,7 +12,9 @@
 #include <random>
 #include <vector>
 
+#include "xlamem/sharding/presolve.hpp"
 #include "xlamem/sharding/problem.hpp"
+#include "xlamem/sharding/search_model.hpp"
 
 namespace xlamem::test {
 
@@ -23,6 +26,7 @@ struct sharding_shape {
   double forbidden_share = 0.05; ///< node strategies that are forbidden
   double extra_edges = 0.5;     ///< edges beyond the chain, per node
   double tightness = 0.4;       ///< 0: the limit is the least usage's peak; 1: the most usage's
+  double forbidden_pairs = 0;   ///< entries of the other edges that are forbidden (pairs presolve may leave)
 };
 
 /// A random problem of `shape`, reproducible from `seed`.
@@ -58,6 +62,7 @@ inline sharding::problem random_sharding_problem(std::uint64_t seed, const shard
     for (std::size_t x = 0; x < k[a]; ++x) {
       for (std::size_t y = 0; y < k[b]; ++y) {
         m[x * k[b] + y] = follow ? (x == y || (x >= k[b] && y == 0) ? 0 : forbidden_cost) : uniform(0, 2000) * (x != y);
+        if (!follow && shape.forbidden_pairs > 0 && chance(shape.forbidden_pairs)) m[x * k[b] + y] = forbidden_cost;
       }
     }
     p.add_edge(a, b, m);
@@ -89,40 +94,75 @@ inline sharding::problem random_sharding_problem(std::uint64_t seed, const shard
   return p;
 }
 
+/// The cost of `a` on `p`, scored here independently of the library, when it uses no forbidden
+/// choice and keeps the limit at every step; else nullopt.
+template <class Labels>
+std::optional<sharding::wide_cost> permitted_cost(const sharding::problem& p, const Labels& a) {
+  using namespace sharding;
+  wide_cost cost;
+  for (std::size_t i = 0; i < p.node_count(); ++i) {
+    if (is_forbidden(p.node_cost(i, a[i]))) return std::nullopt;
+    cost += p.node_cost(i, a[i]);
+  }
+  for (std::size_t e = 0; e < p.edge_count(); ++e) {
+    const auto c = p.edge_cost(e, a[p.edges[e].first], a[p.edges[e].second]);
+    if (is_forbidden(c)) return std::nullopt;
+    cost += c;
+  }
+  std::int64_t horizon = 0;
+  for (const auto& iv : p.intervals) horizon = std::max(horizon, iv.upper);
+  for (std::int64_t t = 0; t < horizon; ++t) {
+    usage_type load = 0;
+    for (std::size_t i = 0; i < p.node_count(); ++i) if (p.intervals[i].contains(t)) load += p.node_usage(i, a[i]);
+    if (load > p.limit) return std::nullopt;
+  }
+  return cost;
+}
+
+/// Calls `f(labels)` for every labelling with `sizes[i]` labels at position i (none when a size
+/// is 0). Exponential: for a handful of positions only.
+template <class F>
+void for_each_labelling(const std::vector<std::size_t>& sizes, F&& f) {
+  if (std::find(sizes.begin(), sizes.end(), std::size_t{0}) != sizes.end()) return;
+  std::vector<std::uint32_t> a(sizes.size(), 0);
+  for (;;) {
+    f(static_cast<const std::vector<std::uint32_t>&>(a));
+    std::size_t i = 0;
+    for (; i < a.size(); ++i) {
+      if (++a[i] < sizes[i]) break;
+      a[i] = 0;
+    }
+    if (i == a.size()) return;
+  }
+}
+
 /// The cheapest assignment within the limit that uses no forbidden choice, by enumeration
 /// (nullopt when there is none). Exponential: for a handful of nodes only.
 inline std::optional<sharding::wide_cost> brute_force_optimum(const sharding::problem& p) {
-  using namespace sharding;
-  const std::size_t n = p.node_count();
-  std::int64_t horizon = 0;
-  for (const auto& iv : p.intervals) horizon = std::max(horizon, iv.upper);
-  std::vector<std::size_t> a(n, 0);
-  std::optional<wide_cost> best;
-  for (;;) {
-    bool permitted = true;
-    wide_cost cost;
-    for (std::size_t i = 0; i < n && permitted; ++i) {
-      permitted = !is_forbidden(p.node_cost(i, a[i]));
-      cost += p.node_cost(i, a[i]);
-    }
-    for (std::size_t e = 0; e < p.edge_count() && permitted; ++e) {
-      const auto c = p.edge_cost(e, a[p.edges[e].first], a[p.edges[e].second]);
-      permitted = !is_forbidden(c);
-      cost += c;
-    }
-    for (std::int64_t t = 0; t < horizon && permitted; ++t) {
-      usage_type load = 0;
-      for (std::size_t i = 0; i < n; ++i) if (p.intervals[i].contains(t)) load += p.node_usage(i, a[i]);
-      permitted = load <= p.limit;
-    }
-    if (permitted && (!best || cost < *best)) best = cost;
-    std::size_t i = 0;
-    for (; i < n; ++i) {
-      if (++a[i] < p.strategy_count(i)) break;
-      a[i] = 0;
-    }
-    if (i == n) return best;
-  }
+  std::vector<std::size_t> sizes(p.node_count());
+  for (std::size_t i = 0; i < sizes.size(); ++i) sizes[i] = p.strategy_count(i);
+  std::optional<sharding::wide_cost> best;
+  for_each_labelling(sizes, [&](const std::vector<std::uint32_t>& a) {
+    const auto c = permitted_cost(p, a);
+    if (c && (!best || *c < *best)) best = c;
+  });
+  return best;
+}
+
+/// The presolved form of `random_sharding_problem(seed, shape)`, or nullopt when presolve proved
+/// that no permitted assignment exists or left fewer than `min_vars` variables.
+inline std::optional<sharding::presolved> presolved_random_problem(std::uint64_t seed, const sharding_shape& shape,
+                                                                   std::size_t min_vars = 1) {
+  auto pre = sharding::presolve(random_sharding_problem(seed, shape));
+  if (!pre.has_permitted_assignment || pre.var_count() < min_vars) return std::nullopt;
+  return pre;
+}
+
+/// A label drawn uniformly for every variable of `m`.
+inline std::vector<std::uint32_t> random_labels(const sharding::search_model& m, std::mt19937_64& rng) {
+  std::vector<std::uint32_t> labels(m.var_count());
+  for (std::size_t v = 0; v < labels.size(); ++v) labels[v] = static_cast<std::uint32_t>(rng() % m.labels(v));
+  return labels;
 }
 
 }  // namespace xlamem::test
