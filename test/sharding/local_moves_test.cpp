@@ -24,10 +24,8 @@ const auto later = [] { return sh::solver_clock::now() + std::chrono::seconds(30
 
 // Whether some labelling of the model fits the limit (brute force).
 bool some_labelling_fits(const sh::search_model& m) {
-  std::vector<std::size_t> k(m.var_count());
-  for (std::size_t v = 0; v < k.size(); ++v) k[v] = m.labels(v);
   bool any = false;
-  xlamem::test::for_each_labelling(k, [&](const std::vector<std::uint32_t>& labels) {
+  xlamem::test::for_each_labelling(xlamem::test::label_counts(m), [&](const std::vector<std::uint32_t>& labels) {
     any = any || sh::assignment_state(m, labels).fits();
   });
   return any;

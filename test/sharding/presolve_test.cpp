@@ -56,10 +56,8 @@ struct model_best {
 
 model_best best_of_model(const sh::presolved& pre) {
   const sh::search_model m(pre);
-  std::vector<std::size_t> k(m.var_count());
-  for (std::size_t v = 0; v < k.size(); ++v) k[v] = m.labels(v);
   model_best best;
-  xlamem::test::for_each_labelling(k, [&](const std::vector<std::uint32_t>& labels) {
+  xlamem::test::for_each_labelling(xlamem::test::label_counts(m), [&](const std::vector<std::uint32_t>& labels) {
     const sh::assignment_state st(m, labels);
     if (!st.fits() || m.is_penalty(st.cost())) return;
     const auto total = pre.constant_cost + sh::wide_cost(st.cost());

@@ -18,12 +18,6 @@ namespace sh = xlamem::sharding;
 
 namespace {
 
-std::vector<std::size_t> label_counts(const sh::search_model& m) {
-  std::vector<std::size_t> k(m.var_count());
-  for (std::size_t v = 0; v < k.size(); ++v) k[v] = m.labels(v);
-  return k;
-}
-
 xlamem::test::sharding_shape small_shape(std::uint64_t seed) {
   xlamem::test::sharding_shape s;
   s.nodes = 4 + seed % 5;
@@ -44,7 +38,7 @@ TEST_SUITE("sharding/search_model") {
       const auto pre = sh::presolve(p);
       if (!pre.has_permitted_assignment) continue;
       const sh::search_model m(pre);
-      xlamem::test::for_each_labelling(label_counts(m), [&](const std::vector<std::uint32_t>& labels) {
+      xlamem::test::for_each_labelling(xlamem::test::label_counts(m), [&](const std::vector<std::uint32_t>& labels) {
         ++labellings;
         const sh::assignment_state st(m, labels);
         const auto original = pre.expand(labels);

@@ -158,6 +158,13 @@ inline std::optional<sharding::presolved> presolved_random_problem(std::uint64_t
   return pre;
 }
 
+/// The number of labels of every variable of `m` (for `for_each_labelling`).
+inline std::vector<std::size_t> label_counts(const sharding::search_model& m) {
+  std::vector<std::size_t> k(m.var_count());
+  for (std::size_t v = 0; v < k.size(); ++v) k[v] = m.labels(v);
+  return k;
+}
+
 /// A label drawn uniformly for every variable of `m`.
 inline std::vector<std::uint32_t> random_labels(const sharding::search_model& m, std::mt19937_64& rng) {
   std::vector<std::uint32_t> labels(m.var_count());
