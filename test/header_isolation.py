@@ -57,6 +57,7 @@ LAYERS = {
     "jit": {"core", "alloc"},
     "passes": {"core", "graph", "packing"},
     "hlo": {"core", "graph"},
+    "autoshard": {"core", "passes", "hlo", "sharding"},
     "report": {"core", "graph", "packing", "passes", "hlo"},
     "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding", "hlo", "report"},
     "cuda": {"core", "alloc"},

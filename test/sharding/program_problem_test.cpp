@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// Tests for sharding/program_problem.hpp: the problem built from a two-layer perceptron on a
+// 2x2 mesh has a node per operation and an edge per use, with each strategy's time and shard
+// bytes and each edge's resharding time; `auto_shard` reaches the optimum that enumerating
+// every combination of strategies finds, at every memory limit from loose to impossible; the
+// answer's peak is the evaluator's, its compute and collective times add up to the cost; weights
+// that do not fit replicated come back sharded, and a fixed contracting split is finished by a
+// collective that the answer reports; bad input is named.
+#include <doctest/doctest.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "support/sharding_layouts.hpp"
+#include "support/sharding_programs.hpp"
+#include "xlamem/sharding/program_problem.hpp"
+
+using namespace xlamem;
+using namespace xlamem::sharding;
+using namespace xlamem::test;
+
+namespace {
+
+machine_model machine_of(const device_mesh& mesh) {
+  machine_model m;
+  m.name = "test";
+  m.links.assign(mesh.axis_count(), axis_link{1e-6, 1e9});
+  m.flops = 1e9;
+  m.memory_bandwidth = 1e10;
+  return m;
+}
+
+// x [8, 4] -> h = x w1 [8, 8] -> y = h w2 [8, 4].
+sharding_program perceptron() {
+  sharding_program p;
+  const auto x = add_input(p, "x", {8, 4});
+  const auto w1 = add_input(p, "w1", {4, 8});
+  const auto h = add_matmul(p, "h", x, w1);
+  const auto w2 = add_input(p, "w2", {8, 4});
+  add_matmul(p, "y", h, w2);
+  set_live_ranges(p);
+  return p;
+}
+
+program_problem build(const sharding_program& p, const device_mesh& mesh, usage_type limit) {
+  auto b = build_program_problem(p, mesh, machine_of(mesh), limit);
+  REQUIRE_MESSAGE(b, b.error().to_string());
+  return std::move(*b);
+}
+
+struct best_found {
+  std::optional<wide_cost> cost;  // none: nothing fits
+  wide_cost least_peak;           // the least peak of any combination
+};
+
+// Every combination of strategies, scored by the evaluator.
+best_found enumerate(const program_problem& b) {
+  const auto& p = b.problem;
+  best_found out;
+  bool any = false;
+  assignment a(p.node_count(), 0);
+  while (true) {
+    const auto e = evaluate(p, a);
+    REQUIRE(e);
+    if (e->feasible && (!out.cost || e->cost < *out.cost)) out.cost = e->cost;
+    if (!any || e->peak_usage < out.least_peak) out.least_peak = e->peak_usage;
+    any = true;
+    std::size_t i = 0;
+    while (i < a.size() && ++a[i] == p.strategy_count(i)) a[i++] = 0;
+    if (i == a.size()) break;
+  }
+  return out;
+}
+
+auto_shard_result shard(const sharding_program& p, const device_mesh& mesh, usage_type limit) {
+  auto_shard_options o;
+  o.memory_limit = limit;
+  o.solve.time_limit = 10;
+  auto r = auto_shard(p, mesh, machine_of(mesh), o);
+  REQUIRE_MESSAGE(r, r.error().to_string());
+  return std::move(*r);
+}
+
+}  // namespace
+
+TEST_SUITE("sharding/program_problem") {
+  TEST_CASE("a node per operation with its strategies, an edge per use with resharding times") {
+    const auto mesh = mesh_of("2x2");
+    const auto p = perceptron();
+    const auto b = build(p, mesh, 1 << 20);
+    REQUIRE(b.problem.node_count() == 5);
+    REQUIRE(b.problem.edge_count() == 4);
+    CHECK(b.problem.usage_limit() == (1 << 20));
+    for (std::size_t i = 0; i < 5; ++i) {
+      REQUIRE(b.problem.strategy_count(i) == b.strategies[i].size());
+      CHECK(b.problem.interval(i) == p.ops[i].live);
+      for (std::size_t s = 0; s < b.strategies[i].size(); ++s) {
+        CHECK(b.problem.node_usage(i, s) == shard_bytes(b.strategies[i][s].output, p.ops[i].shape, mesh));
+        CHECK(b.problem.node_cost(i, s) == static_cast<cost_type>(std::llround(b.strategies[i][s].seconds() * 1e9)));
+      }
+    }
+    // Edge 2 is w2 (node 3) into y's second operand.
+    CHECK(b.problem.edge_nodes(2) == std::pair<std::size_t, std::size_t>{2, 4});
+    CHECK(b.edge_operand[2] == 0);
+    const auto [u, v] = b.problem.edge_nodes(3);
+    CHECK(u == 3);
+    CHECK(v == 4);
+    for (std::size_t f = 0; f < b.strategies[u].size(); ++f) {
+      for (std::size_t t = 0; t < b.strategies[v].size(); ++t) {
+        const auto moved = resharding(p.ops[u].shape, b.strategies[u][f].output, b.strategies[v][t].operands[1], mesh,
+                                      machine_of(mesh));
+        REQUIRE(moved);
+        CHECK(b.problem.edge_cost(3, f, t) == static_cast<cost_type>(std::llround(moved->seconds * 1e9)));
+      }
+    }
+  }
+
+  TEST_CASE("auto_shard finds the optimum that enumeration finds, at every limit") {
+    const auto mesh = mesh_of("2x2");
+    const auto p = perceptron();
+    const auto loose = build(p, mesh, std::numeric_limits<usage_type>::max());
+    const auto every = enumerate(loose);
+    REQUIRE(every.cost);
+    const std::int64_t least = every.least_peak.to_int64();
+    const auto replicated_peak = [&] {
+      assignment a(5, 0);
+      return evaluate(loose.problem, a)->peak_usage.to_int64();
+    }();
+    CHECK(least < replicated_peak);
+    for (const std::int64_t limit : {replicated_peak * 2, replicated_peak, (least + replicated_peak) / 2, least + 16,
+                                     least, least - 1}) {
+      CAPTURE(limit);
+      const auto b = build(p, mesh, limit);
+      const auto truth = enumerate(b);
+      const auto r = shard(p, mesh, limit);
+      if (!truth.cost) {
+        CHECK(limit < least);
+        CHECK(r.solve.status == solve_status::over_limit);
+        CHECK_FALSE(r.solve.feasible);
+        continue;
+      }
+      CHECK(r.solve.status == solve_status::optimal);
+      CHECK(r.solve.cost == *truth.cost);
+      CHECK(r.peak_bytes <= limit);
+      const auto e = evaluate(b.problem, r.strategy);
+      CHECK(r.peak_bytes == e->peak_usage.to_int64());
+      CHECK(r.peak_time == e->peak_time);
+      // The times add up to the cost, up to the rounding of each of the 9 terms to 1 ns.
+      CHECK(std::abs((r.compute_seconds + r.communication_seconds) * 1e9 - r.solve.cost.to_double()) <= 9.0);
+      for (std::size_t i = 0; i < 5; ++i) CHECK(r.shardings[i] == b.strategies[i][r.strategy[i]].output);
+    }
+  }
+
+  TEST_CASE("weights too large to hold replicated come back sharded") {
+    const auto mesh = mesh_of("4");
+    sharding_program p;
+    const auto x = add_input(p, "x", {4, 256});
+    const auto w = add_input(p, "w", {256, 256});
+    add_matmul(p, "y", x, w);
+    set_live_ranges(p);
+    const std::int64_t weight = 256 * 256 * 4;
+    const auto r = shard(p, mesh, weight / 2);  // the whole weight cannot be held on one device
+    REQUIRE(r.solve.feasible);
+    CHECK(r.peak_bytes <= weight / 2);
+    CHECK(shard_bytes(r.shardings[1], p.ops[1].shape, mesh) == weight / 4);
+    const auto free = shard(p, mesh, std::numeric_limits<usage_type>::max());
+    CHECK(free.solve.cost <= r.solve.cost);
+  }
+
+  TEST_CASE("a contracting split fixed by the program is finished by a collective the answer reports") {
+    const auto mesh = mesh_of("4");
+    auto p = perceptron();
+    p.ops[0].fixed = spec({{}, {0}});  // x split along its contracting dimension
+    p.ops[1].fixed = spec({{0}, {}});  // w1 along its rows
+    p.ops[2].fixed = spec({{}, {}});   // h replicated: a partial sum finished by an all-reduce
+    const auto r = shard(p, mesh, std::numeric_limits<usage_type>::max());
+    CHECK(r.shardings[0] == spec({{}, {0}}));
+    CHECK(r.shardings[2] == spec({{}, {}}));
+    const auto& reduced = r.collectives[static_cast<std::size_t>(collective_kind::all_reduce)];
+    CHECK(reduced.count >= 1);
+    CHECK(reduced.bytes_sent > 0);
+    CHECK(r.communication_seconds >= reduced.seconds);
+  }
+
+  TEST_CASE("bad input is named") {
+    const auto mesh = mesh_of("4");
+    auto p = perceptron();
+    CHECK_FALSE(build_program_problem(p, mesh, machine_of(mesh), -1));
+    auto two = machine_of(mesh_of("2x2"));
+    auto wrong = build_program_problem(p, mesh, two, 100);
+    REQUIRE_FALSE(wrong);
+    CHECK(wrong.error().to_string().find("has 2 links for a mesh of 1 axes") != std::string::npos);
+    p.ops[3].fixed = spec({{0}, {0}});
+    auto twice = build_program_problem(p, mesh, machine_of(mesh), 100);
+    REQUIRE_FALSE(twice);
+    CHECK(twice.error().to_string().find("operation 'w2''s own sharding") != std::string::npos);
+    auto a = auto_shard(perceptron(), mesh, machine_of(mesh));
+    REQUIRE(a);
+    auto bad = read_answer(perceptron(), build(perceptron(), mesh, 100), assignment{0, 0}, mesh, machine_of(mesh));
+    CHECK_FALSE(bad);
+  }
+}
