@@ -245,7 +245,7 @@ def main():
     p = run(["--version"])
     check(p.stdout.startswith("xlamem "), "--version names the tool")
     p = run(["--help"])
-    for sub in ["diff", "pack", "plan", "propagate", "reduce", "shard"]:
+    for sub in ["autoshard", "diff", "pack", "plan", "propagate", "reduce", "shard"]:
         check(sub in p.stdout, f"--help lists '{sub}'")
 
     # pack: the Quick-start example, JSON, SVG, output CSV, bad input.
@@ -328,6 +328,7 @@ def main():
     diagnosis(hlo)
     dump_folder_sources()
     sharding()
+    autosharding()
     reliability_checks()
 
     print(f"cli: {len(failures)} failed")
@@ -355,6 +356,55 @@ def dump_folder_sources():
     if dump:
         p = run(["plan", os.path.join(folder, dump[0])])
         check(".py:" in p.stdout, "plan *-buffer-assignment.txt: file:line sources from the module beside it")
+
+
+def autosharding():
+    """xlamem autoshard on the bundled training step: within a limit that rules out replicated
+    weights, the weights come back sharded and the written module carries a sharding= attribute
+    on every entry instruction (and reads back to the same answer); an impossible limit exits 1
+    and says how low any sharding goes; bad meshes, machines, sizes and modules exit 3 by name."""
+    example = os.path.join(ROOT, "examples", "autoshard", "mlp_train_step.hlo")
+    annotated = os.path.join(WORK, "annotated.hlo")
+    p = run(["autoshard", example, "--mesh", "2x4", "--memory-limit", "20MiB", "--time-limit", "3", "--threads", "1",
+             "--output", annotated, "--json"])
+    try:
+        r = json.loads(p.stdout)
+    except ValueError:
+        r = {}
+    check(r.get("fits") is True and 0 < r.get("peak_bytes", 1 << 40) <= 20 << 20,
+          "autoshard: the answer's predicted peak is within 20 MiB")
+    check(r.get("mesh") == "x=2,y=4" and r.get("machine") == "cpu-host-8", "autoshard: mesh and default machine named")
+    specs = [q.get("spec") for q in r.get("parameters", [])]
+    check(len(specs) == 4 and specs[0] != "P(None, None)" and specs[1] != "P(None, None)",
+          "autoshard: the weights (16 MiB each) are not replicated under a 20 MiB limit")
+    text = open(annotated).read() if os.path.isfile(annotated) else ""
+    entry = text[text.find("ENTRY"):]
+    check(entry.count("sharding={") >= 38, "autoshard --output: every entry instruction carries a sharding")
+    p = run(["autoshard", annotated, "--mesh", "2x4", "--memory-limit", "20MiB", "--time-limit", "3", "--json"])
+    try:
+        again = json.loads(p.stdout)
+    except ValueError:
+        again = {}
+    check(again.get("cost_ns") == r.get("cost_ns") and again.get("cost_ns") is not None,
+          "autoshard: the annotated module reads back to the same answer")
+    p = run(["autoshard", example, "--mesh", "2x4", "--time-limit", "2"])
+    check("peak:" in p.stdout and "arguments:" in p.stdout and "largest arrays:" in p.stdout,
+          "autoshard: the summary names the peak, the arguments' specs and the largest arrays")
+    p = run(["autoshard", example, "--mesh", "2x4", "--memory-limit", "1MiB", "--time-limit", "2"], expect_code=1)
+    check("over the limit" in p.stdout and "no sharding on this mesh holds less than" in p.stdout,
+          "autoshard: an impossible limit exits 1 and says how low any sharding goes")
+    p = run(["autoshard", example, "--mesh", "2xx4"], expect_code=3)
+    check(error_line(p, "autoshard", "--mesh") and "axis 1" in p.stderr, "autoshard: a bad mesh is named")
+    p = run(["autoshard", example, "--mesh", "4x4"], expect_code=3)
+    check("16 devices" in p.stderr and "cpu-host-8" in p.stderr, "autoshard: a mesh larger than the machine is named")
+    p = run(["autoshard", example, "--mesh", "8", "--machine", "dgx-a100"], expect_code=3)
+    check("no machine called 'dgx-a100'" in p.stderr and "h100-8-nvlink" in p.stderr,
+          "autoshard: an unknown machine lists the presets")
+    p = run(["autoshard", example, "--mesh", "8", "--memory-limit", "12 parsecs"], expect_code=3)
+    check("--memory-limit '12 parsecs' is not a size" in p.stderr, "autoshard: a bad size is named")
+    broken = write("broken_autoshard.hlo", "HloModule m\n\nENTRY e {\n  p = f32[4] parameter(0\n}\n")
+    p = run(["autoshard", broken, "--mesh", "8"], expect_code=3)
+    check("broken_autoshard.hlo:" in p.stderr, "autoshard: a malformed module is named with its place")
 
 
 def sharding():

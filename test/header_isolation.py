@@ -59,7 +59,7 @@ LAYERS = {
     "hlo": {"core", "graph"},
     "autoshard": {"core", "passes", "hlo", "sharding"},
     "report": {"core", "graph", "packing", "passes", "hlo"},
-    "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding", "hlo", "report"},
+    "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding", "hlo", "report", "autoshard"},
     "cuda": {"core", "alloc"},
     "llvm": {"core", "alloc", "jit"},
 }
@@ -68,7 +68,8 @@ LAYERS = {
 # presets, memory terms through the named policies; never a detail/ header.
 TOOL_ROW = {"core", "io", "report", "packing/solvers.hpp", "hlo/backend.hpp", "hlo/graph_model.hpp",
             "hlo/printer.hpp", "hlo/reader.hpp", "passes/memory_space_propagation.hpp",
-            "memory_terms/named_policies.hpp", "sharding/solver.hpp", "sharding/evaluate.hpp"}
+            "memory_terms/named_policies.hpp", "sharding/solver.hpp", "sharding/evaluate.hpp",
+            "sharding/mesh.hpp", "autoshard/autoshard.hpp"}
 # The umbrella header may include anything it documents.
 LAYER_EXEMPT = {"xlamem/xlamem.hpp"}
 

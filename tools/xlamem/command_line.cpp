@@ -108,11 +108,12 @@ int run_command_line(int argc, const char* const* argv, const std::atomic<bool>*
   app.require_subcommand(0, 1);
   app.footer(
       "Run 'xlamem COMMAND --help' for the options of a command. Exit status: 0 success, 1 a "
-      "capacity proven infeasible (pack) or no answer within the memory limit (shard), 2 usage error, 3 bad input; errors read "
+      "capacity proven infeasible (pack) or no answer within the memory limit (shard, autoshard), 2 usage error, 3 bad input; errors read "
       "'xlamem COMMAND: error: FILE:LINE:COL: message'.");
 
   context ctx;
   ctx.cancel = cancel;
+  add_autoshard_command(app, ctx);
   add_diff_command(app, ctx);
   add_pack_command(app, ctx);
   add_propagate_command(app, ctx);

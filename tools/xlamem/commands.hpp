@@ -89,6 +89,7 @@ inline result<report::memory_report> load_report(const std::string& file, const 
   return report_from_text(*text, "<stdin>", r);
 }
 
+void add_autoshard_command(CLI::App& app, context& ctx);  // autoshard.cpp: shardings of a module
 void add_diff_command(CLI::App& app, context& ctx);       // diff.cpp: two compilations
 void add_pack_command(CLI::App& app, context& ctx);       // pack.cpp: buffer packing
 void add_propagate_command(CLI::App& app, context& ctx);  // propagate.cpp: memory spaces

@@ -26,8 +26,11 @@
 /// their own: their values are held replicated, and appear as memory-only operations so that
 /// the per-device peak counts them. A `sharding=` attribute on an array instruction is kept as a
 /// fixed choice. Memory: each operation holds the bytes of the values it defines (XLA's
-/// dataflow) over their live range (the library's `live_range_analysis`, XLA's rules), so the
-/// solver's limit is a limit on the peak that buffer assignment will see.
+/// dataflow) over their live range (the library's `live_range_analysis`, XLA's rules), a value
+/// the entry returns from the start (XLA's `memory_analysis()` counts arguments and results
+/// whole beside the temporaries), so the solver's limit bounds the values held at any time.
+/// Not counted: the buffers a collective receives into (an all-gathered operand) and a
+/// fusion's scratch.
 #pragma once
 
 #include <algorithm>
@@ -381,7 +384,8 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
     for (const auto& index : df.subshapes(n)) {
       const auto v = df.value_defined_at(n, index);
       if (!v || !live->has_range(*v)) continue;
-      const auto r = live->range(*v);
+      auto r = live->range(*v);
+      if (live->lives_out(*v)) r.start = 0;  // a result's buffer is held for the whole run, as XLA counts it
       const hlo::shape* s = whole.subshape(index);
       if (s == nullptr || s->is_tuple()) continue;  // a tuple's index table: not counted
       bytes += s ? static_cast<std::int64_t>(s->byte_size()) : 0;

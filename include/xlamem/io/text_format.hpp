@@ -7,10 +7,14 @@
 #pragma once
 
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
+#include <utility>
 
 namespace xlamem {
 
@@ -92,6 +96,35 @@ namespace xlamem {
 [[nodiscard]] inline std::string trim_right(std::string s) {
   while (!s.empty() && s.back() == ' ') s.pop_back();
   return s;
+}
+
+/// Reads a byte count as people write one: a number (fractions allowed) and an optional unit,
+/// blanks between them allowed: B; KiB, MiB, GiB, TiB (powers of 1024); KB, MB, GB, TB (powers
+/// of 1000); units in any case. Nullopt for anything else, a negative count, or one that does
+/// not fit in 63 bits; fractions of a byte are rounded down.
+[[nodiscard]] inline std::optional<std::int64_t> parse_byte_size(std::string_view text) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  std::size_t end = 0;
+  while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
+  double number = 0;
+  const auto [stop, ec] = std::from_chars(text.data(), text.data() + end, number);
+  if (end == 0 || ec != std::errc() || stop != text.data() + end) return std::nullopt;
+  std::string unit;
+  for (char c : text.substr(end)) {
+    if (c == ' ' && unit.empty()) continue;
+    unit += static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  }
+  static constexpr std::pair<std::string_view, double> units[] = {
+      {"", 1},          {"b", 1},          {"kib", 0x1p10}, {"mib", 0x1p20}, {"gib", 0x1p30}, {"tib", 0x1p40},
+      {"kb", 1e3},      {"mb", 1e6},       {"gb", 1e9},     {"tb", 1e12}};
+  for (const auto& [name, scale] : units) {
+    if (unit != name) continue;
+    const double bytes = std::floor(number * scale);
+    if (!(bytes >= 0 && bytes < 0x1p63)) return std::nullopt;
+    return static_cast<std::int64_t>(bytes);
+  }
+  return std::nullopt;
 }
 
 }  // namespace xlamem
