@@ -12,9 +12,11 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <exception>
 #include <optional>
 #include <string>
@@ -23,6 +25,9 @@
 #include <vector>
 
 #include "interruptible.hpp"
+#include "xlamem/autoshard/autoshard.hpp"
+#include "xlamem/hlo/reader.hpp"
+#include "xlamem/io/autoshard_text.hpp"
 #include "xlamem/io/json.hpp"
 #include "xlamem/io/memory_report_input.hpp"
 #include "xlamem/io/memory_report_page.hpp"
@@ -139,6 +144,36 @@ pack_answer pack_rows(const std::vector<std::tuple<std::int64_t, std::int64_t, s
   return pack_problem(p, "<python>", solver, capacity, time_limit, seed);
 }
 
+/// `xlamem autoshard --json` of HLO module text (every array instruction's layout listed) and
+/// its summary. `memory_limit`: bytes per device, or -1 for none. The solver watches no
+/// cancellation flag yet: Ctrl-C stops the call when its time limit ends.
+std::tuple<std::string, std::string> auto_shard_text(const std::string& text, const std::string& name,
+                                                     const std::string& mesh_text, const std::string& machine_name,
+                                                     std::int64_t memory_limit, double time_limit, unsigned threads,
+                                                     std::uint64_t seed) {
+  if (memory_limit < -1) throw nb::value_error("memory_limit is negative; give bytes (0 or more), or None");
+  const double seconds = checked_time_limit(time_limit);
+  auto mesh = value_or_throw(xlamem::sharding::parse_mesh(mesh_text));
+  auto preset = xlamem::sharding::machine_for(machine_name, mesh);
+  // An unknown machine is a bad argument (XlamemError), not a missing file.
+  if (!preset) throw library_error{xlamem::error(xlamem::errc::invalid_argument, preset.error().message())};
+  const auto machine = std::move(*preset);
+  return xlamem::python::interruptible([&](const xlamem::cancellation_flag&) {
+    auto m = value_or_throw(xlamem::hlo::parse_module(text, name));
+    xlamem::autoshard::module_options o;
+    o.shard.memory_limit = memory_limit < 0 ? std::numeric_limits<std::int64_t>::max() : memory_limit;
+    o.shard.solve.time_limit = std::isinf(seconds) ? 1e7 : seconds;
+    o.shard.solve.threads = std::max(1u, threads);
+    o.shard.solve.seed = seed;
+    o.every_instruction = true;
+    auto answer = value_or_throw(xlamem::autoshard::auto_shard_module(m, mesh, machine, o, false));
+    const xlamem::autoshard_report report{name, mesh.to_string(), machine_name, o.shard.memory_limit, seconds, &answer,
+                                          std::nullopt};
+    return std::tuple<std::string, std::string>{xlamem::json_document("autoshard", report),
+                                                xlamem::autoshard_text(report)};
+  });
+}
+
 }  // namespace
 
 NB_MODULE(_xlamem, m) {
@@ -191,6 +226,8 @@ NB_MODULE(_xlamem, m) {
   m.def(
       "diff", [](const memory_report& a, const memory_report& b) { return xlamem::report::diff(a, b); }, "a"_a, "b"_a,
       nb::call_guard<nb::gil_scoped_release>());
+  m.def("auto_shard_text", &auto_shard_text, "text"_a, "name"_a, "mesh"_a, "machine"_a, "memory_limit"_a,
+        "time_limit"_a, "threads"_a, "seed"_a);
   m.def("pack_rows", &pack_rows, "rows"_a, "ids"_a, "solver"_a, "capacity"_a, "time_limit"_a, "seed"_a);
   m.def("solver_names", [] { return xlamem::solver_names(); });
   m.def("human_bytes", [](std::int64_t bytes) { return xlamem::human_bytes(bytes); });

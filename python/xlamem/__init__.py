@@ -8,7 +8,8 @@
 `report` returns a `MemoryReport` (statistics equal to `compiled.memory_analysis()`, the peak
 and the instruction then, the buffers live then with shapes and sources, fragmentation, the
 timeline, per memory space); in a notebook it shows as the interactive page. `diff` compares
-two reports, `pack` places buffer intervals. docs/python.md has the whole story; the C++
+two reports, `pack` places buffer intervals, `auto_shard` shards a JAX function over a mesh
+within a per-device memory limit. docs/python.md has the whole story; the C++
 library does the work (planning, packing and writing release the GIL).
 """
 
@@ -19,13 +20,14 @@ from typing import Any, Iterable, Optional
 
 from . import _arguments as _check
 from . import _inputs
+from ._autoshard import AutoShardResult, auto_shard
 from ._report import Buffer, MemoryReport, MemorySpace, MemoryStats, PackResult, ReportDiff, Source, Transfer
 from ._xlamem import XlamemError
 from ._xlamem import __version__
 from . import _xlamem
 
 __all__ = [
-    "report", "diff", "pack", "solvers", "MemoryReport", "ReportDiff", "PackResult", "Buffer", "MemorySpace",
+    "report", "diff", "pack", "solvers", "auto_shard", "AutoShardResult", "MemoryReport", "ReportDiff", "PackResult", "Buffer", "MemorySpace",
     "MemoryStats", "Source", "Transfer", "XlamemError", "__version__",
 ]
 

@@ -265,6 +265,51 @@ def corpus_module(root: str, work: str, program: str) -> str:
     return out
 
 
+def auto_sharding(root: str) -> None:
+    """xlamem.auto_shard on the bundled example's training step, on 8 host devices (2x4): the
+    shardings match the arguments' and results' pytrees, the plan compiles with every layout
+    applied, and the memory XLA reports is within a limit that data parallelism does not meet;
+    bad arguments raise what a Python user expects."""
+    import jax
+    import jax.numpy as jnp
+    import xlamem
+
+    def loss(params, x, y):
+        w1, w2 = params
+        return jnp.mean((jnp.tanh(x @ w1) @ w2 - y) ** 2)
+
+    def step(params, x, y):
+        value, grads = jax.value_and_grad(loss)(params, x, y)
+        return jax.tree.map(lambda p, g: p - 0.01 * g, params, grads), value
+
+    f32 = jnp.float32
+    args = ((jax.ShapeDtypeStruct((1024, 4096), f32), jax.ShapeDtypeStruct((4096, 1024), f32)),
+            jax.ShapeDtypeStruct((256, 1024), f32), jax.ShapeDtypeStruct((256, 1024), f32))
+    mesh = jax.make_mesh((2, 4), ("x", "y"))
+    limit = 40 << 20
+    dp = jax.jit(step, in_shardings=((None, None), None, None)).lower(*args).compile().memory_analysis()
+    dp_bytes = dp.argument_size_in_bytes + dp.output_size_in_bytes + dp.temp_size_in_bytes
+    check(dp_bytes > limit, f"auto_shard: replicated weights take {dp_bytes} bytes, above the 40 MiB limit")
+    r = xlamem.auto_shard(step, *args, mesh=mesh, memory_limit=limit, time_limit=3)
+    check(r.fits and r.predicted_peak <= limit, "auto_shard: the predicted peak is within the limit")
+    check(isinstance(r.in_shardings, tuple) and isinstance(r.in_shardings[0], tuple) and
+          len(jax.tree.leaves(r.in_shardings)) == 4, "auto_shard: in_shardings match the arguments' pytree")
+    check(len(jax.tree.leaves(r.out_shardings)) == 3, "auto_shard: out_shardings match the results' pytree")
+    compiled = r.compile()
+    m = compiled.memory_analysis()
+    used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
+    check(used <= limit, f"auto_shard: XLA's memory of the compiled plan, {used} bytes, is within the limit")
+    check("peak:" in repr(r) and "arguments:" in repr(r), "auto_shard: print(r) is the summary")
+    raises(TypeError, "mesh must be a jax.sharding.Mesh", lambda: xlamem.auto_shard(step, *args, mesh="2x4"),
+           "auto_shard: a mesh that is not a Mesh is a TypeError")
+    raises(ValueError, "time_limit is NaN", lambda: xlamem.auto_shard(step, *args, mesh=mesh, time_limit=float("nan")),
+           "auto_shard: a NaN time limit is a ValueError")
+    raises(ValueError, "memory_limit", lambda: xlamem.auto_shard(step, *args, mesh=mesh, memory_limit=-1),
+           "auto_shard: a negative limit is a ValueError")
+    raises(xlamem.XlamemError, "no machine called 'dgx'",
+           lambda: xlamem.auto_shard(step, *args, mesh=mesh, machine="dgx"), "auto_shard: an unknown machine is named")
+
+
 def import_time() -> None:
     t = subprocess.run([sys.executable, "-X", "importtime", "-c", "import xlamem"], capture_output=True, text=True)
     total = 0
@@ -377,6 +422,7 @@ def main() -> int:
     import_time()
     readme(a.root)
     api(a.root, a.xlamem_cli, a.work)
+    auto_sharding(a.root)
     live_programs(a.root, a.programs)
     notebook(a.root, a.work)
     return summary("python", started)

@@ -56,20 +56,20 @@ struct best_found {
   wide_cost least_peak;           // the least peak of any combination
 };
 
-// Every combination of strategies, scored by the evaluator.
+// Every combination of the operations' strategies (copies and scratch as they follow),
+// scored by the evaluator.
 best_found enumerate(const program_problem& b) {
   const auto& p = b.problem;
   best_found out;
   bool any = false;
-  assignment a(p.node_count(), 0);
+  assignment a(b.op_count, 0);
   while (true) {
-    const auto e = evaluate(p, a);
-    REQUIRE(e);
+    const auto e = evaluate(p, complete_assignment(b, a));
     if (e->feasible && (!out.cost || e->cost < *out.cost)) out.cost = e->cost;
     if (!any || e->peak_usage < out.least_peak) out.least_peak = e->peak_usage;
     any = true;
     std::size_t i = 0;
-    while (i < a.size() && ++a[i] == p.strategy_count(i)) a[i++] = 0;
+    while (i < a.size() && ++a[i] == b.strategies[i].size()) a[i++] = 0;
     if (i == a.size()) break;
   }
   return out;
@@ -87,12 +87,15 @@ auto_shard_result shard(const sharding_program& p, const device_mesh& mesh, usag
 }  // namespace
 
 TEST_SUITE("sharding/program_problem") {
-  TEST_CASE("a node per operation with its strategies, an edge per use with resharding times") {
+  TEST_CASE("a node per operation, a copy node per use, a scratch node per partial sum") {
     const auto mesh = mesh_of("2x2");
     const auto p = perceptron();
     const auto b = build(p, mesh, 1 << 20);
-    REQUIRE(b.problem.node_count() == 5);
-    REQUIRE(b.problem.edge_count() == 4);
+    REQUIRE(b.op_count == 5);
+    REQUIRE(b.uses.size() == 4);
+    // 5 operations, 4 copies, and a scratch node for each matrix product (h, y).
+    REQUIRE(b.problem.node_count() == 11);
+    CHECK(b.problem.edge_count() == 4 * 2 + 2);
     CHECK(b.problem.usage_limit() == (1 << 20));
     for (std::size_t i = 0; i < 5; ++i) {
       REQUIRE(b.problem.strategy_count(i) == b.strategies[i].size());
@@ -102,19 +105,32 @@ TEST_SUITE("sharding/program_problem") {
         CHECK(b.problem.node_cost(i, s) == static_cast<cost_type>(std::llround(b.strategies[i][s].seconds() * 1e9)));
       }
     }
-    // Edge 2 is w2 (node 3) into y's second operand.
-    CHECK(b.problem.edge_nodes(2) == std::pair<std::size_t, std::size_t>{2, 4});
-    CHECK(b.edge_operand[2] == 0);
-    const auto [u, v] = b.problem.edge_nodes(3);
-    CHECK(u == 3);
-    CHECK(v == 4);
-    for (std::size_t f = 0; f < b.strategies[u].size(); ++f) {
-      for (std::size_t t = 0; t < b.strategies[v].size(); ++t) {
-        const auto moved = resharding(p.ops[u].shape, b.strategies[u][f].output, b.strategies[v][t].operands[1], mesh,
-                                      machine_of(mesh));
+    CHECK(b.scratch_node[0] == program_problem::no_node);
+    REQUIRE(b.scratch_node[2] != program_problem::no_node);
+    CHECK(b.problem.interval(b.scratch_node[2]) == live_interval{2, 3});
+    for (std::size_t s = 0; s < b.strategies[2].size(); ++s) {
+      CHECK(b.problem.node_usage(b.scratch_node[2], s) == b.strategies[2][s].partial_bytes * !b.strategies[2][s].finish.empty());
+    }
+    // The use of w2 by y: keeping a layout is free where w2 has it, copying costs the resharding.
+    const auto& use = b.uses[3];
+    CHECK(use.producer == 3);
+    CHECK(use.user == 4);
+    CHECK(use.slot == 1);
+    CHECK(b.problem.interval(use.copy_node) == live_interval{4, 5});
+    std::size_t e = 0;
+    while (b.problem.edge_nodes(e) != std::pair<std::size_t, std::size_t>{3, use.copy_node}) ++e;
+    const std::size_t w = use.wanted.size();
+    for (std::size_t f = 0; f < b.strategies[3].size(); ++f) {
+      for (std::size_t j = 0; j < w; ++j) {
+        const auto moved = resharding(p.ops[3].shape, b.strategies[3][f].output, *use.wanted[j], mesh, machine_of(mesh));
         REQUIRE(moved);
-        CHECK(b.problem.edge_cost(3, f, t) == static_cast<cost_type>(std::llround(moved->seconds * 1e9)));
+        CHECK(b.problem.edge_cost(e, f, 2 * j + 1) == static_cast<cost_type>(std::llround(moved->seconds * 1e9)));
+        CHECK(is_forbidden(b.problem.edge_cost(e, f, 2 * j)) == !(b.strategies[3][f].output == *use.wanted[j]));
       }
+    }
+    for (std::size_t j = 0; j < w; ++j) {
+      CHECK(b.problem.node_usage(use.copy_node, 2 * j) == 0);
+      CHECK(b.problem.node_usage(use.copy_node, 2 * j + 1) == shard_bytes(*use.wanted[j], p.ops[3].shape, mesh));
     }
   }
 
@@ -126,8 +142,7 @@ TEST_SUITE("sharding/program_problem") {
     REQUIRE(every.cost);
     const std::int64_t least = every.least_peak.to_int64();
     const auto replicated_peak = [&] {
-      assignment a(5, 0);
-      return evaluate(loose.problem, a)->peak_usage.to_int64();
+      return evaluate(loose.problem, complete_assignment(loose, assignment(5, 0)))->peak_usage.to_int64();
     }();
     CHECK(least < replicated_peak);
     for (const std::int64_t limit : {replicated_peak * 2, replicated_peak, (least + replicated_peak) / 2, least + 16,
@@ -145,11 +160,13 @@ TEST_SUITE("sharding/program_problem") {
       CHECK(r.solve.status == solve_status::optimal);
       CHECK(r.solve.cost == *truth.cost);
       CHECK(r.peak_bytes <= limit);
-      const auto e = evaluate(b.problem, r.strategy);
+      const auto e = evaluate(b.problem, complete_assignment(b, r.strategy));
       CHECK(r.peak_bytes == e->peak_usage.to_int64());
       CHECK(r.peak_time == e->peak_time);
       // The times add up to the cost, up to the rounding of each of the 9 terms to 1 ns.
       CHECK(std::abs((r.compute_seconds + r.communication_seconds) * 1e9 - r.solve.cost.to_double()) <= 9.0);
+      // The solver's copies are the ones the operations' strategies call for.
+      CHECK(evaluate(b.problem, complete_assignment(b, r.strategy))->cost == r.solve.cost);
       for (std::size_t i = 0; i < 5; ++i) CHECK(r.shardings[i] == b.strategies[i][r.strategy[i]].output);
     }
   }

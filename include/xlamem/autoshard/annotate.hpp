@@ -20,8 +20,8 @@
 namespace xlamem::autoshard {
 
 /// Sets the `sharding=` attribute of every array instruction of `m`'s entry to its operation's
-/// layout in `shardings` (one per operation of `p`, which was read from `m`), replacing one
-/// already there. Errors when the counts differ or a layout has no HLO form.
+/// layout in `shardings` (one per operation of `p`, which was read from `m`; an open marker
+/// takes the layout of the value it marks), replacing one already there. Errors when the counts differ or a layout has no HLO form.
 [[nodiscard]] inline result<void> annotate(hlo::module& m, const hlo_program& p,
                                            const std::vector<sharding::tensor_sharding>& shardings,
                                            const sharding::device_mesh& mesh) {
@@ -29,9 +29,10 @@ namespace xlamem::autoshard {
     return make_error(errc::invalid_argument, "annotate: " + std::to_string(shardings.size()) + " shardings for " +
                                                   std::to_string(p.program.op_count()) + " operations");
   }
-  for (std::size_t i = 0; i < p.entry_ops; ++i) {
-    hlo::instruction& in = m[p.instruction[i]];
-    if (!in.shape.is_array()) continue;
+  for (const hlo::instruction_id id : m[m.entry].instructions) {
+    hlo::instruction& in = m[id];
+    const std::size_t i = p.op_of_instruction[hlo::index_of(id)];
+    if (!in.shape.is_array() || i >= p.entry_ops) continue;
     auto text = sharding::to_hlo_sharding(shardings[i], mesh);
     if (!text) return text.error().with_context("instruction '" + in.name + "'");
     hlo::attribute_list kept;
@@ -61,10 +62,8 @@ struct entry_specs {
 [[nodiscard]] inline entry_specs partition_specs(const hlo::module& m, const hlo_program& p,
                                                  const std::vector<sharding::tensor_sharding>& shardings,
                                                  const sharding::device_mesh& mesh) {
-  std::vector<std::size_t> op_of(m.instructions.size(), p.entry_ops);
-  for (std::size_t i = 0; i < p.entry_ops; ++i) op_of[hlo::index_of(p.instruction[i])] = i;
   const auto spec_of = [&](hlo::instruction_id id) -> named_spec {
-    const std::size_t i = op_of[hlo::index_of(id)];
+    const std::size_t i = p.op_of_instruction[hlo::index_of(id)];
     const bool known = i < p.entry_ops && m[id].shape.is_array();
     return {m[id].name, known ? sharding::partition_spec(shardings[i], mesh) : "P()"};
   };

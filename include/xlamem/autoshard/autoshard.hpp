@@ -7,8 +7,8 @@
 /// per-device peak and the instruction running then, the collectives by kind, the PartitionSpecs
 /// of the arguments and results, and the layouts of the largest arrays.
 ///
-/// When no sharding fits the limit, the answer is the one of least memory, with status
-/// `over_limit`, and `least_peak` says how low any sharding of this module on this mesh can go.
+/// When no sharding fits the limit, the answer is the one of least memory found, with status
+/// `over_limit`, and `least_peak` is a floor no sharding of this module on this mesh goes below.
 #pragma once
 
 #include <algorithm>
@@ -32,6 +32,7 @@ namespace xlamem::autoshard {
 struct module_options {
   sharding::auto_shard_options shard;  ///< memory limit, strategies per operation, solver options
   std::size_t largest = 8;             ///< how many of the largest arrays to describe
+  bool every_instruction = false;      ///< list the layout of every array instruction of the entry
 };
 
 /// One array of the entry and the layout chosen for it.
@@ -49,15 +50,17 @@ struct module_answer {
   sharding::auto_shard_result result;
   entry_specs specs;
   std::string peak_instruction;         ///< running at the peak ("the end" when it is the outputs)
-  std::int64_t least_peak = 0;          ///< the least per-device peak of any sharding
+  std::int64_t least_peak = 0;          ///< no sharding's per-device peak is below this
   std::vector<array_choice> largest;    ///< the largest arrays of the entry, largest first
+  std::vector<named_spec> instructions; ///< with `every_instruction`: each array instruction, in order
   std::size_t strategies = 0;           ///< over all operations
   std::size_t edges = 0;
 };
 
 namespace detail {
 
-/// The least peak any assignment of `built` reaches: every node at its least usage.
+/// A floor under the peak of any assignment of `built`: every node at its least usage at once
+/// (an operation at its smallest shard, no copies, no partial sums).
 [[nodiscard]] inline std::int64_t least_peak(const sharding::program_problem& built) {
   const auto& p = built.problem;
   sharding::assignment a(p.node_count(), 0);
@@ -97,6 +100,7 @@ namespace detail {
   out.edges = built->problem.edge_count();
   auto solved = sharding::solve(built->problem, options.shard.solve);
   if (!solved) return solved.error();
+  if (auto ok = sharding::settle_no_answer(*built, *solved); !ok) return ok.error();
   auto answer = sharding::read_answer(out.program.program, *built, solved->strategies, mesh, machine);
   if (!answer) return answer.error();
   out.result = std::move(*answer);
@@ -115,6 +119,13 @@ namespace detail {
   std::stable_sort(out.largest.begin(), out.largest.end(),
                    [](const array_choice& a, const array_choice& b) { return a.bytes > b.bytes; });
   if (out.largest.size() > options.largest) out.largest.resize(options.largest);
+  if (options.every_instruction) {
+    for (const auto id : m[m.entry].instructions) {
+      const std::size_t i = out.program.op_of_instruction[hlo::index_of(id)];
+      if (!m[id].shape.is_array() || i >= out.program.entry_ops) continue;
+      out.instructions.push_back({m[id].name, sharding::partition_spec(out.result.shardings[i], mesh)});
+    }
+  }
   if (write_back) {
     if (auto ok = annotate(m, out.program, out.result.shardings, mesh); !ok) return ok.error();
   }

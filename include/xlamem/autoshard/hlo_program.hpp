@@ -60,6 +60,9 @@ struct hlo_program {
   std::size_t entry_ops = 0;                     ///< operations [0, entry_ops) are the entry's
   std::int64_t time_steps = 0;                   ///< steps of the flattened schedule (live intervals lie within)
   std::vector<hlo::instruction_id> schedule;     ///< the instruction at each step but the last (the end)
+  /// Per instruction of the module: its operation (an open marker: its operand's), or npos.
+  std::vector<std::size_t> op_of_instruction;
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 };
 
 namespace detail {
@@ -324,6 +327,28 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
   return {};
 }
 
+/// Whether `in` is an open `Sharding` custom call: a constraint that leaves every dimension
+/// free (JAX's `P.UNCONSTRAINED` everywhere; Shardy writes `{?}` per dimension, GSPMD lists them
+/// all in `unspecified_dims`). Such a call marks a value without constraining it: the value
+/// keeps its operation, and the call takes that operation's layout.
+[[nodiscard]] inline bool is_open_marker(const hlo::instruction& in) {
+  if (!is_sharding_constraint(in) || in.operands.size() != 1 || !in.shape.is_array()) return false;
+  if (const auto f = in.find_attribute("frontend_attributes")) {
+    const std::size_t at = f->find("xla.sdy.sharding=");
+    if (at != std::string_view::npos) {
+      const std::string_view sdy = f->substr(at);
+      const std::size_t open = sdy.find("{?}");
+      // Open when some dimension is `{?}` and no axis is named (names are quoted: \"x\").
+      return (open != std::string_view::npos || in.shape.dims.empty()) && sdy.find("\\\"") == std::string_view::npos &&
+             sdy.find("{}") == std::string_view::npos;
+    }
+  }
+  const auto unspecified = in.find_attribute("unspecified_dims");
+  if (!unspecified) return false;
+  const auto dims = int_list(*unspecified);
+  return dims && dims->size() == in.shape.dims.size();
+}
+
 /// The letters and flops of entry instruction `in` (its operands' letters are whole on entry).
 [[nodiscard]] inline result<void> describe(const hlo::instruction& in, sharding::program_op& op) {
   const std::size_t rank = op.shape.dims.size();
@@ -372,7 +397,8 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
   out.program.name = m.name;
   out.time_steps = live->end_time() + 1;  // the last step is end_time() itself
   for (const std::size_t n : live->sequence()) out.schedule.push_back(df.instruction(n));
-  std::vector<std::size_t> op_of(m.instructions.size(), std::numeric_limits<std::size_t>::max());
+  auto& op_of = out.op_of_instruction;
+  op_of.assign(m.instructions.size(), hlo_program::npos);
 
   // The bytes and live interval of the values `id` defines.
   const auto held = [&](hlo::instruction_id id, std::int64_t& bytes, sharding::live_interval& interval) {
@@ -397,6 +423,20 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
 
   for (const hlo::instruction_id id : m[entry].instructions) {
     const hlo::instruction& in = m[id];
+    if (detail::is_open_marker(in) && m[in.operands[0]].shape.dims == in.shape.dims) {
+      // The marked value keeps its operation, held until the marker's last use.
+      const std::size_t marked = op_of[hlo::index_of(in.operands[0])];
+      auto& target = out.program.ops[marked];
+      std::int64_t bytes = 0;
+      sharding::live_interval live;
+      held(id, bytes, live);
+      if (!live.empty() && !target.live.empty()) {
+        target.live = {std::min(target.live.lower, live.lower), std::max(target.live.upper, live.upper)};
+      }
+      target.is_output = target.is_output || in.is_root;
+      op_of[hlo::index_of(id)] = marked;
+      continue;
+    }
     sharding::program_op op;
     op.name = in.name;
     op.shape = detail::array_of(in.shape);

@@ -100,6 +100,7 @@ void visit_fields(const autoshard_report& x, F&& f) {
   f("parameters", a.specs.parameters);
   f("outputs", a.specs.outputs);
   f("largest", a.largest);
+  if (!a.instructions.empty()) f("instructions", a.instructions);
   f("operations", a.program.program.op_count());
   f("strategies", a.strategies);
   f("edges", a.edges);

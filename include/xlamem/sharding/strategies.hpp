@@ -49,6 +49,7 @@ struct op_strategy {
   double compute_seconds = 0;              ///< the roofline time of one device's share
   std::vector<collective_step> finish;     ///< the collectives that finish partial sums
   double finish_seconds = 0;               ///< their time
+  std::int64_t partial_bytes = 0;          ///< the partial sums' buffer before they are finished (0: none)
   [[nodiscard]] double seconds() const noexcept { return compute_seconds + finish_seconds; }
 };
 
@@ -125,7 +126,8 @@ inline void strategies_of_map(const program_op& op, const std::vector<std::int32
     out.push_back(std::move(st));
     return;
   }
-  const double result_bytes = static_cast<double>(shard_bytes(st.output, op.shape, mesh));
+  st.partial_bytes = shard_bytes(st.output, op.shape, mesh);
+  const auto result_bytes = static_cast<double>(st.partial_bytes);
   // Reduce-scatter onto the largest result dimension (that may be split) the partial axes divide.
   std::int64_t group = 1;
   for (std::size_t a : partial) group *= mesh.size(a);
