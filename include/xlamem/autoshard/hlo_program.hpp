@@ -22,10 +22,14 @@
 ///   untouched shared, the others whole;
 /// - anything else (gather, scatter, sort, custom calls, while, conditional, call, tuples):
 ///   every dimension whole, so it runs replicated, always correct.
+/// Operations come in the order of the module's schedule, or for an unscheduled module in an
+/// order of low memory (schedule.hpp), which also gives the live ranges.
 /// Instructions of computations the entry calls (loop bodies, branches) are not operations of
 /// their own: their values are held replicated, and appear as memory-only operations so that
 /// the per-device peak counts them. A `sharding=` attribute on an array instruction is kept as a
-/// fixed choice. Memory: each operation holds the bytes of the values it defines (XLA's
+/// fixed choice. A fusible value (elementwise, broadcast, reshape, transpose, slice, ...) whose
+/// every user fuses it too is held nowhere, as XLA's loop fusion leaves it.
+/// Memory: each operation holds the bytes of the values it defines (XLA's
 /// dataflow) over their live range (the library's `live_range_analysis`, XLA's rules), a value
 /// the entry returns from the start (XLA's `memory_analysis()` counts arguments and results
 /// whole beside the temporaries), so the solver's limit bounds the values held at any time.
@@ -43,6 +47,7 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/autoshard/schedule.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/module.hpp"
@@ -349,6 +354,32 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
   return dims && dims->size() == in.shape.dims.size();
 }
 
+/// Whether XLA fuses `in` into its users as a loop fusion, so that it makes no buffer of its own
+/// when they take it: elementwise operations, broadcasts, iotas, reshapes, bitcasts,
+/// transposes, slices, copies.
+[[nodiscard]] inline bool is_fusible(const hlo::instruction& in) {
+  const std::string_view name = hlo::name_of(in.opcode);
+  return hlo::detail::is_elementwise(in.opcode) || in.opcode == hlo::opcodes::copy || in.opcode == hlo::opcodes::bitcast ||
+         name == "broadcast" || name == "iota" || name == "reshape" || name == "transpose" || name == "slice";
+}
+
+/// Whether every use of `id` takes it into a fusion (a fusible user or a reduce, which XLA
+/// fuses its input into; an open marker passes the question on to its own users), so that the
+/// value is never a buffer. A root is always a buffer.
+[[nodiscard]] inline bool fused_away(const hlo::module& m, hlo::instruction_id id, int depth = 0) {
+  const hlo::instruction& in = m[id];
+  if (in.is_root || in.users.empty() || depth > 8) return false;
+  for (const auto u : in.users) {
+    const hlo::instruction& user = m[u];
+    if (is_open_marker(user)) {
+      if (!fused_away(m, u, depth + 1)) return false;
+      continue;
+    }
+    if (!is_fusible(user) && hlo::name_of(user.opcode) != "reduce") return false;
+  }
+  return true;
+}
+
 /// The letters and flops of entry instruction `in` (its operands' letters are whole on entry).
 [[nodiscard]] inline result<void> describe(const hlo::instruction& in, sharding::program_op& op) {
   const std::size_t rank = op.shape.dims.size();
@@ -389,7 +420,15 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
 /// cannot hold) or come from the liveness analysis.
 [[nodiscard]] inline result<hlo_program> read_hlo_program(const hlo::module& m, const sharding::device_mesh& mesh) {
   using analysis = live_range_analysis<hlo::module>;
-  auto live = analysis::run(m);
+  // An unscheduled module (what JAX lowers) is ordered for low memory first, as XLA will
+  // schedule it; a scheduled one keeps its schedule.
+  hlo::module ordered;
+  if (!m.is_scheduled) {
+    ordered = m;
+    ordered[ordered.entry].instructions = memory_order(m, m.entry);
+  }
+  const hlo::module& timeline = m.is_scheduled ? m : ordered;
+  auto live = analysis::run(timeline);
   if (!live) return live.error().with_context("auto-sharding: liveness of the module");
   const auto& df = live->dataflow();
   const auto entry = m.entry;
@@ -421,7 +460,7 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
     }
   };
 
-  for (const hlo::instruction_id id : m[entry].instructions) {
+  for (const hlo::instruction_id id : timeline[entry].instructions) {
     const hlo::instruction& in = m[id];
     if (detail::is_open_marker(in) && m[in.operands[0]].shape.dims == in.shape.dims) {
       // The marked value keeps its operation, held until the marker's last use.
@@ -453,6 +492,8 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
     held(id, bytes, op.live);
     if (!in.shape.is_array()) op.shape.element_bytes = std::max<std::int64_t>(1, bytes);
     if (in.shape.is_array() && bytes == 0) op.live = {};  // forwards another's value (bitcast, gte)
+    // A value XLA will fuse into its users is never a buffer (the unoptimised module has many).
+    if (in.shape.is_array() && detail::is_fusible(in) && detail::fused_away(m, id)) op.live = {};
     if (const auto text = in.find_attribute("sharding"); text && in.shape.is_array()) {
       auto fixed = sharding::parse_hlo_sharding(*text, op.shape.dims.size(), mesh);
       if (!fixed) return fixed.error().with_context("instruction '" + in.name + "'");
