@@ -22,13 +22,14 @@
 ///   untouched shared, the others whole;
 /// - anything else (gather, scatter, sort, custom calls, while, conditional, call, tuples):
 ///   every dimension whole, so it runs replicated, always correct.
-/// Operations come in the order of the module's schedule, or for an unscheduled module in an
-/// order of low memory (schedule.hpp), which also gives the live ranges.
+/// Operations come in the order of the module's schedule, or for an unscheduled module in the
+/// order of lower memory of its text's and `memory_order`'s (schedule.hpp), which also gives
+/// the live ranges.
 /// Instructions of computations the entry calls (loop bodies, branches) are not operations of
 /// their own: their values are held replicated, and appear as memory-only operations so that
 /// the per-device peak counts them. A `sharding=` attribute on an array instruction is kept as a
-/// fixed choice. A fusible value (elementwise, broadcast, reshape, transpose, slice, ...) whose
-/// every user fuses it too is held nowhere, as XLA's loop fusion leaves it.
+/// fixed choice. A broadcast, iota or reshape whose every user fuses it is held nowhere, as
+/// XLA's loop fusion leaves it.
 /// Memory: each operation holds the bytes of the values it defines (XLA's
 /// dataflow) over their live range (the library's `live_range_analysis`, XLA's rules), a value
 /// the entry returns from the start (XLA's `memory_analysis()` counts arguments and results
@@ -354,18 +355,25 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
   return dims && dims->size() == in.shape.dims.size();
 }
 
-/// Whether XLA fuses `in` into its users as a loop fusion, so that it makes no buffer of its own
-/// when they take it: elementwise operations, broadcasts, iotas, reshapes, bitcasts,
-/// transposes, slices, copies.
+/// Whether XLA always fuses `in` into its users, so that it makes no buffer of its own when
+/// they take it: broadcasts, iotas and reshapes (they only index). Elementwise results stay
+/// buffers here: measured against XLA:CPU, counting them fused made plans that XLA compiled
+/// above their limit (it keeps layout copies and collective buffers this model does not see).
 [[nodiscard]] inline bool is_fusible(const hlo::instruction& in) {
   const std::string_view name = hlo::name_of(in.opcode);
-  return hlo::detail::is_elementwise(in.opcode) || in.opcode == hlo::opcodes::copy || in.opcode == hlo::opcodes::bitcast ||
-         name == "broadcast" || name == "iota" || name == "reshape" || name == "transpose" || name == "slice";
+  return in.opcode == hlo::opcodes::bitcast || name == "broadcast" || name == "iota" || name == "reshape";
 }
 
-/// Whether every use of `id` takes it into a fusion (a fusible user or a reduce, which XLA
-/// fuses its input into; an open marker passes the question on to its own users), so that the
-/// value is never a buffer. A root is always a buffer.
+/// Whether a user of a fusible value takes it into its own loop: an elementwise operation, a
+/// fusible one, a reduce (XLA fuses a reduce's input), a transpose, slice or copy.
+[[nodiscard]] inline bool fuses_its_operands(const hlo::instruction& user) {
+  const std::string_view name = hlo::name_of(user.opcode);
+  return is_fusible(user) || hlo::detail::is_elementwise(user.opcode) || user.opcode == hlo::opcodes::copy ||
+         name == "reduce" || name == "transpose" || name == "slice";
+}
+
+/// Whether every use of `id` takes it into a fusion (`fuses_its_operands`; an open marker passes
+/// the question on to its own users), so that the value is never a buffer. A root always is.
 [[nodiscard]] inline bool fused_away(const hlo::module& m, hlo::instruction_id id, int depth = 0) {
   const hlo::instruction& in = m[id];
   if (in.is_root || in.users.empty() || depth > 8) return false;
@@ -375,7 +383,7 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
       if (!fused_away(m, u, depth + 1)) return false;
       continue;
     }
-    if (!is_fusible(user) && hlo::name_of(user.opcode) != "reduce") return false;
+    if (!fuses_its_operands(user)) return false;
   }
   return true;
 }
@@ -415,19 +423,13 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
 
 }  // namespace detail
 
-/// The program of `m`'s entry computation on `mesh` (see the file comment): fixed shardings
-/// are read onto `mesh`. Errors name the instruction (a bad attribute, a sharding the mesh
-/// cannot hold) or come from the liveness analysis.
-[[nodiscard]] inline result<hlo_program> read_hlo_program(const hlo::module& m, const sharding::device_mesh& mesh) {
+namespace detail {
+
+/// The program of `m`'s entry with live ranges on `timeline` (`m`, or `m` with its entry
+/// reordered).
+[[nodiscard]] inline result<hlo_program> read_on_timeline(const hlo::module& m, const hlo::module& timeline,
+                                                          const sharding::device_mesh& mesh) {
   using analysis = live_range_analysis<hlo::module>;
-  // An unscheduled module (what JAX lowers) is ordered for low memory first, as XLA will
-  // schedule it; a scheduled one keeps its schedule.
-  hlo::module ordered;
-  if (!m.is_scheduled) {
-    ordered = m;
-    ordered[ordered.entry].instructions = memory_order(m, m.entry);
-  }
-  const hlo::module& timeline = m.is_scheduled ? m : ordered;
   auto live = analysis::run(timeline);
   if (!live) return live.error().with_context("auto-sharding: liveness of the module");
   const auto& df = live->dataflow();
@@ -520,6 +522,42 @@ inline void convolution(const hlo::instruction& in, sharding::program_op& op) {
     }
   }
   return out;
+}
+
+/// The peak of `p`'s values all held whole (replicated): how well its order keeps memory low.
+[[nodiscard]] inline std::int64_t whole_peak(const hlo_program& p) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> events;
+  for (const auto& op : p.program.ops) {
+    if (op.live.empty()) continue;
+    std::int64_t bytes = op.shape.element_bytes;
+    for (auto d : op.shape.dims) bytes *= d;
+    events.emplace_back(op.live.lower, bytes);
+    events.emplace_back(op.live.upper, -bytes);
+  }
+  std::sort(events.begin(), events.end());
+  std::int64_t now = 0, peak = 0;
+  for (const auto& [t, change] : events) {
+    now += change;
+    peak = std::max(peak, now);
+  }
+  return peak;
+}
+
+}  // namespace detail
+
+/// The program of `m`'s entry computation on `mesh` (see the file comment): fixed shardings
+/// are read onto `mesh`. A scheduled module keeps its schedule; an unscheduled one (what JAX
+/// lowers) takes the order of lower memory of two, its text's and `memory_order`'s (neither
+/// wins everywhere: the list scheduler is greedy). Errors name the instruction (a bad
+/// attribute, a sharding the mesh cannot hold) or come from the liveness analysis.
+[[nodiscard]] inline result<hlo_program> read_hlo_program(const hlo::module& m, const sharding::device_mesh& mesh) {
+  auto as_written = detail::read_on_timeline(m, m, mesh);
+  if (m.is_scheduled || !as_written) return as_written;
+  hlo::module ordered = m;
+  ordered[ordered.entry].instructions = memory_order(m, m.entry);
+  auto reordered = detail::read_on_timeline(m, ordered, mesh);
+  if (!reordered || detail::whole_peak(*reordered) >= detail::whole_peak(*as_written)) return as_written;
+  return reordered;
 }
 
 }  // namespace xlamem::autoshard
