@@ -24,15 +24,6 @@ using namespace xlamem::test;
 
 namespace {
 
-machine_model machine_of(const device_mesh& mesh) {
-  machine_model m;
-  m.name = "test";
-  m.links.assign(mesh.axis_count(), axis_link{1e-6, 1e9});
-  m.flops = 1e9;
-  m.memory_bandwidth = 1e10;
-  return m;
-}
-
 // x [8, 4] -> h = x w1 [8, 8] -> y = h w2 [8, 4].
 sharding_program perceptron() {
   sharding_program p;
@@ -46,7 +37,7 @@ sharding_program perceptron() {
 }
 
 program_problem build(const sharding_program& p, const device_mesh& mesh, usage_type limit) {
-  auto b = build_program_problem(p, mesh, machine_of(mesh), limit);
+  auto b = build_program_problem(p, mesh, test_machine(mesh), limit);
   REQUIRE_MESSAGE(b, b.error().to_string());
   return std::move(*b);
 }
@@ -79,7 +70,7 @@ auto_shard_result shard(const sharding_program& p, const device_mesh& mesh, usag
   auto_shard_options o;
   o.memory_limit = limit;
   o.solve.time_limit = 10;
-  auto r = auto_shard(p, mesh, machine_of(mesh), o);
+  auto r = auto_shard(p, mesh, test_machine(mesh), o);
   REQUIRE_MESSAGE(r, r.error().to_string());
   return std::move(*r);
 }
@@ -122,7 +113,7 @@ TEST_SUITE("sharding/program_problem") {
     const std::size_t w = use.wanted.size();
     for (std::size_t f = 0; f < b.strategies[3].size(); ++f) {
       for (std::size_t j = 0; j < w; ++j) {
-        const auto moved = resharding(p.ops[3].shape, b.strategies[3][f].output, *use.wanted[j], mesh, machine_of(mesh));
+        const auto moved = resharding(p.ops[3].shape, b.strategies[3][f].output, *use.wanted[j], mesh, test_machine(mesh));
         REQUIRE(moved);
         CHECK(b.problem.edge_cost(e, f, 2 * j + 1) == static_cast<cost_type>(std::llround(moved->seconds * 1e9)));
         CHECK(is_forbidden(b.problem.edge_cost(e, f, 2 * j)) == !(b.strategies[3][f].output == *use.wanted[j]));
@@ -205,18 +196,18 @@ TEST_SUITE("sharding/program_problem") {
   TEST_CASE("bad input is named") {
     const auto mesh = mesh_of("4");
     auto p = perceptron();
-    CHECK_FALSE(build_program_problem(p, mesh, machine_of(mesh), -1));
-    auto two = machine_of(mesh_of("2x2"));
+    CHECK_FALSE(build_program_problem(p, mesh, test_machine(mesh), -1));
+    auto two = test_machine(mesh_of("2x2"));
     auto wrong = build_program_problem(p, mesh, two, 100);
     REQUIRE_FALSE(wrong);
     CHECK(wrong.error().to_string().find("has 2 links for a mesh of 1 axes") != std::string::npos);
     p.ops[3].fixed = spec({{0}, {0}});
-    auto twice = build_program_problem(p, mesh, machine_of(mesh), 100);
+    auto twice = build_program_problem(p, mesh, test_machine(mesh), 100);
     REQUIRE_FALSE(twice);
     CHECK(twice.error().to_string().find("operation 'w2''s own sharding") != std::string::npos);
-    auto a = auto_shard(perceptron(), mesh, machine_of(mesh));
+    auto a = auto_shard(perceptron(), mesh, test_machine(mesh));
     REQUIRE(a);
-    auto bad = read_answer(perceptron(), build(perceptron(), mesh, 100), assignment{0, 0}, mesh, machine_of(mesh));
+    auto bad = read_answer(perceptron(), build(perceptron(), mesh, 100), assignment{0, 0}, mesh, test_machine(mesh));
     CHECK_FALSE(bad);
   }
 }

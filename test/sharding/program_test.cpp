@@ -17,15 +17,6 @@ using namespace xlamem::test;
 
 namespace {
 
-sharding_program matmul_program() {
-  sharding_program p;
-  const auto x = add_input(p, "x", {8, 4});
-  const auto w = add_input(p, "w", {4, 6});
-  add_matmul(p, "y", x, w);
-  set_live_ranges(p);
-  return p;
-}
-
 std::string error_of(const sharding_program& p) {
   auto ok = check_program(p);
   REQUIRE_FALSE(ok);

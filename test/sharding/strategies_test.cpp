@@ -21,29 +21,10 @@ using namespace xlamem::test;
 
 namespace {
 
-machine_model machine_of(const device_mesh& mesh) {
-  machine_model m;
-  m.name = "test";
-  m.links.assign(mesh.axis_count(), axis_link{1e-6, 1e9});
-  m.flops = 1e9;
-  m.memory_bandwidth = 1e10;
-  return m;
-}
-
 std::vector<op_strategy> strategies(const program_op& op, const device_mesh& mesh, std::size_t cap = 64) {
-  auto s = op_strategies(op, mesh, machine_of(mesh), cap);
+  auto s = op_strategies(op, mesh, test_machine(mesh), cap);
   REQUIRE_MESSAGE(s, s.error().to_string());
   return *s;
-}
-
-// x [8, 4] times w [4, 6].
-sharding_program matmul_program() {
-  sharding_program p;
-  const auto x = add_input(p, "x", {8, 4});
-  const auto w = add_input(p, "w", {4, 6});
-  add_matmul(p, "y", x, w);
-  set_live_ranges(p);
-  return p;
 }
 
 const op_strategy* find_output(const std::vector<op_strategy>& all, const tensor_sharding& out,
@@ -65,7 +46,7 @@ TEST_SUITE("sharding/strategies") {
     REQUIRE(all.size() == 4);
     CHECK(all[0].output == spec({{}, {}}));
     CHECK(all[0].finish.empty());
-    const machine_model machine = machine_of(mesh);
+    const machine_model machine = test_machine(mesh);
     const double flops = 2.0 * 8 * 4 * 6;
 
     const auto* rows = find_output(all, spec({{0}, {}}), spec({{0}, {}}));
@@ -130,7 +111,7 @@ TEST_SUITE("sharding/strategies") {
 
     // A fixed sharding that cannot lay out the array at all is named.
     p.ops[2].fixed = spec({{0}, {0}});
-    auto twice = op_strategies(p.ops[2], mesh, machine_of(mesh));
+    auto twice = op_strategies(p.ops[2], mesh, test_machine(mesh));
     REQUIRE_FALSE(twice);
     CHECK(twice.error().to_string().find("operation 'y''s own sharding") != std::string::npos);
     CHECK(twice.error().to_string().find("a second time") != std::string::npos);
@@ -153,6 +134,6 @@ TEST_SUITE("sharding/strategies") {
     std::sort(rest.begin(), rest.end());
     CHECK(capped[1].seconds() == doctest::Approx(rest[0]));
     CHECK(capped[2].seconds() == doctest::Approx(rest[1]));
-    CHECK_FALSE(op_strategies(p.ops[2], mesh, machine_of(mesh), 0));
+    CHECK_FALSE(op_strategies(p.ops[2], mesh, test_machine(mesh), 0));
   }
 }

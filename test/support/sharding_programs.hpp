@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "xlamem/sharding/mesh.hpp"
 #include "xlamem/sharding/program.hpp"
 
 namespace xlamem::test {
@@ -92,6 +93,26 @@ inline void set_live_ranges(sharding::sharding_program& p) {
   }
   p.ops.back().live.upper = steps;
   p.ops.back().is_output = true;
+}
+
+/// A machine for the tests: every link 1 us and 1 GB/s, 1 GFLOP/s, 10 GB/s of memory.
+inline sharding::machine_model test_machine(const sharding::device_mesh& mesh) {
+  sharding::machine_model m;
+  m.name = "test";
+  m.links.assign(mesh.axis_count(), sharding::axis_link{1e-6, 1e9});
+  m.flops = 1e9;
+  m.memory_bandwidth = 1e10;
+  return m;
+}
+
+/// x [8, 4] times w [4, 6], live ranges from the order.
+inline sharding::sharding_program matmul_program() {
+  sharding::sharding_program p;
+  const auto x = add_input(p, "x", {8, 4});
+  const auto w = add_input(p, "w", {4, 6});
+  add_matmul(p, "y", x, w);
+  set_live_ranges(p);
+  return p;
 }
 
 }  // namespace xlamem::test
