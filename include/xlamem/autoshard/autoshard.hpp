@@ -20,6 +20,7 @@
 
 #include "xlamem/autoshard/annotate.hpp"
 #include "xlamem/autoshard/hlo_program.hpp"
+#include "xlamem/autoshard/inline_calls.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/module.hpp"
 #include "xlamem/sharding/evaluate.hpp"
@@ -84,11 +85,18 @@ namespace detail {
 
 /// Shards `m` on `mesh` and `machine` within `options.shard.memory_limit` bytes per device (see
 /// the file comment); with `write_back`, the module gets the answer as `sharding=` attributes.
+/// The entry's calls are inlined first (inline_calls.hpp), as XLA does before partitioning:
+/// `m` becomes the inlined module, and names in the answer are its instructions'.
 /// Errors: the module's liveness, a sharding attribute the mesh cannot hold, a bad machine.
 [[nodiscard]] inline result<module_answer> auto_shard_module(hlo::module& m, const sharding::device_mesh& mesh,
                                                              const sharding::machine_model& machine,
                                                              const module_options& options, bool write_back) {
   module_answer out;
+  if (has_inlinable_calls(m)) {
+    auto inlined = inline_calls(m);
+    if (!inlined) return inlined.error();
+    m = std::move(*inlined);
+  }
   auto program = read_hlo_program(m, mesh);
   if (!program) return program.error();
   out.program = std::move(*program);

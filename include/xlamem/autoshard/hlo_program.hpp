@@ -21,7 +21,8 @@
 /// - slice, pad, concatenate, dynamic-slice, dynamic-update-slice: the dimensions they leave
 ///   untouched shared, the others whole;
 /// - anything else (gather, scatter, sort, custom calls, while, conditional, call, tuples):
-///   every dimension whole, so it runs replicated, always correct.
+///   every dimension whole, so it runs replicated, always correct (`auto_shard_module`
+///   inlines calls first: inline_calls.hpp).
 /// Operations come in the order of the module's schedule, or for an unscheduled module in the
 /// order of lower memory of its text's and `memory_order`'s (schedule.hpp), which also gives
 /// the live ranges.
