@@ -292,7 +292,11 @@ def run(name, mesh_shape, fraction, time_limit):
     mesh_text = "x".join(map(str, mesh_shape))
     print(f"\n{name} ({what}), mesh {mesh_text}, limit {limit / 2**20:.1f} MiB "
           f"({fraction:.0%} of data parallel); xlamem predicted {r.predicted_peak / 2**20:.1f} MiB, "
-          f"solved in {solve:.1f} s")
+          f"auto_shard took {solve:.1f} s (its solves and XLA checks)")
+    for k, rd in enumerate(r.rounds, 1):
+        compiled = "-" if rd["compiled_bytes"] is None else f"{rd['compiled_bytes'] / 2**20:.1f}"
+        print(f"  solve {k}: model limit {rd['model_limit'] / 2**20:.1f} MiB, predicted {rd['predicted_bytes'] / 2**20:.1f}, "
+              f"compiled {compiled}{' (chosen)' if rd['chosen'] else ''}")
     print(f"  {'candidate':34} {'memory MiB':>11} {'fits':>5} {'comm ms':>9} {'sent MiB':>9} {'colls':>6}")
     for label, memory, comm, sent, count, _ in rows:
         print(f"  {label:34} {memory / 2**20:11.1f} {'yes' if memory <= limit else 'no':>5} {comm * 1e3:9.3f} "

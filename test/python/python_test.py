@@ -300,6 +300,12 @@ def auto_sharding(root: str) -> None:
     used = m.argument_size_in_bytes + m.output_size_in_bytes + m.temp_size_in_bytes
     check(used <= limit, f"auto_shard: XLA's memory of the compiled plan, {used} bytes, is within the limit")
     check("peak:" in repr(r) and "arguments:" in repr(r), "auto_shard: print(r) is the summary")
+    check(r.compiled_bytes == used and r.rounds and r.rounds[-1]["chosen"] and "checked by XLA" in repr(r),
+          f"auto_shard: the answer carries XLA's figure ({r.compiled_bytes}) and the solves it took ({r.rounds})")
+    unchecked = xlamem.auto_shard(step, *args, mesh=mesh, memory_limit=limit, time_limit=3, verify=False)
+    check(unchecked.compiled_bytes is None and not unchecked.rounds, "auto_shard: verify=False compiles nothing")
+    raises(TypeError, "verify must be True or False",
+           lambda: xlamem.auto_shard(step, *args, mesh=mesh, verify="yes"), "auto_shard: verify is a bool")
     raises(TypeError, "mesh must be a jax.sharding.Mesh", lambda: xlamem.auto_shard(step, *args, mesh="2x4"),
            "auto_shard: a mesh that is not a Mesh is a TypeError")
     raises(ValueError, "time_limit is NaN", lambda: xlamem.auto_shard(step, *args, mesh=mesh, time_limit=float("nan")),
@@ -308,6 +314,59 @@ def auto_sharding(root: str) -> None:
            "auto_shard: a negative limit is a ValueError")
     raises(xlamem.XlamemError, "no machine called 'dgx'",
            lambda: xlamem.auto_shard(step, *args, mesh=mesh, machine="dgx"), "auto_shard: an unknown machine is named")
+
+
+class _StandIn:
+    """A solve's answer as `_verified` sees it: the model's peak and fit, a cost, and a compile
+    whose `memory_analysis()` gives `compiled` bytes (None: no analysis)."""
+
+    def __init__(self, predicted: int, fits: bool, cost: float, compiled: int | None) -> None:
+        self.predicted_peak, self.document, self._bytes = predicted, {"fits": fits, "cost_ns": str(cost)}, compiled
+
+    def compile(self):
+        size = self._bytes
+
+        class Analysis:
+            argument_size_in_bytes, output_size_in_bytes, temp_size_in_bytes = size, 0, 0
+        return type("Compiled", (), {"memory_analysis": lambda _: None if size is None else Analysis()})()
+
+
+def auto_shard_verification() -> None:
+    """auto_shard's XLA check on stand-in models, no JAX: a model that under-counts is solved
+    again under a smaller limit, one that over-counts (and finds nothing) under a larger one,
+    a plan XLA never finds within the limit gives the smallest, and no analysis stops at once."""
+    from xlamem._autoshard import _verified
+
+    def run(model, limit: int, rounds: int = 3):
+        asked: list[int] = []
+
+        def solve(model_limit: int):
+            asked.append(model_limit)
+            return model(model_limit)
+        return _verified(None, solve, limit, rounds), asked
+
+    def under(model_limit: int):  # predicts 98 % of its limit, XLA compiles 10 % more
+        predicted = model_limit * 98 // 100
+        return _StandIn(predicted, True, 1000 - predicted, predicted * 11 // 10)
+    r, asked = run(under, 1000)
+    check(asked == [1000, 899] and r.compiled_bytes == 969 and [x["chosen"] for x in r.rounds] == [False, True],
+          f"verify: an under-counting model is solved again below the limit ({asked}, {r.rounds})")
+
+    def over(model_limit: int):  # a floor of 1500 in the model, XLA compiles half of it
+        predicted = max(1500, model_limit * 98 // 100)
+        return _StandIn(predicted, predicted <= model_limit, 1000 - predicted / 10, predicted // 2)
+    r, asked = run(over, 1000)
+    check(asked == [1000, 2000] and r.compiled_bytes == 980 and r.rounds[1]["chosen"],
+          f"verify: an over-counting model that found nothing is solved again above the limit ({asked}, {r.rounds})")
+
+    def never(model_limit: int):  # XLA's figure is always twice the model's, and never below 2400
+        predicted = max(1200, model_limit * 98 // 100)
+        return _StandIn(predicted, predicted <= model_limit, 0, predicted * 2)
+    r, asked = run(never, 1000)
+    check(len(asked) == 2 and r.compiled_bytes == 2400 and r.rounds[0]["chosen"],
+          f"verify: with no plan within the limit the smallest is the answer ({asked}, {r.rounds})")
+    r, asked = run(lambda m: _StandIn(m, True, 0, None), 1000)
+    check(asked == [1000] and r.compiled_bytes is None, "verify: no memory analysis, no second solve")
 
 
 def import_time() -> None:
@@ -422,6 +481,7 @@ def main() -> int:
     import_time()
     readme(a.root)
     api(a.root, a.xlamem_cli, a.work)
+    auto_shard_verification()
     auto_sharding(a.root)
     live_programs(a.root, a.programs)
     notebook(a.root, a.work)
