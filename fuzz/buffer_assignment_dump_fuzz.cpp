@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "xlamem/io/buffer_assignment_dump.hpp"
+#include "xlamem/io/xla/buffer_assignment_dump.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace xlamem;

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
 #include "xlamem/packing/heuristics.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

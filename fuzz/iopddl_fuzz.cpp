@@ -16,8 +16,8 @@
 
 #include "../test/io/deflate_writer.hpp"
 #include "fuzz_check.hpp"
-#include "xlamem/io/iopddl_json.hpp"
-#include "xlamem/io/iopddl_solution.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_solution.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "fuzz_check.hpp"
-#include "xlamem/io/memory_terms_csv.hpp"
+#include "xlamem/io/memory_terms/memory_terms_csv.hpp"
 #include "xlamem/memory_terms/memory_terms.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

@@ -310,7 +310,7 @@ def main():
     p = run(["plan", hlo, "--svg", plan_svg])
     check("CompiledMemoryStats(" in p.stdout, "plan prints XLA's CompiledMemoryStats line")
     check(os.path.isfile(plan_svg) and "<svg" in open(plan_svg).read(2000), "plan --svg writes an SVG")
-    check("all device memory over time" in open(plan_svg).read(4000), "plan --svg draws the whole memory (io/svg.hpp)")
+    check("all device memory over time" in open(plan_svg).read(4000), "plan --svg draws the whole memory (io/codec/svg.hpp)")
     p = run(["plan", hlo, "--json"])
     try:
         j = json.loads(p.stdout)

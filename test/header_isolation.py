@@ -14,7 +14,8 @@ Given the header lists that meson installs, this compiles one translation unit p
     headers only from the folders LAYERS[F] allows (passes/ never includes hlo/ or io/, for
     example), and a folder missing from the table is an error, so a new folder states its place.
     A row or an allowed entry may also name one header ("packing/solvers.hpp"): it then holds
-    for that header alone.
+    for that header alone. io/ has a row per subfolder (io/codec, io/xla, io/sharding, ...),
+    and a header straight in io/ has none.
   * that the xlamem headers include each other without a cycle (hlo/ once closed one through
     includes at the ends of files);
   * with --tool DIR, the command-line tool's sources against the row TOOL_ROW: the tool reaches
@@ -59,7 +60,15 @@ LAYERS = {
     "hlo": {"core", "graph"},
     "autoshard": {"core", "passes", "hlo", "sharding"},
     "report": {"core", "graph", "packing", "passes", "hlo"},
-    "io": {"core", "graph", "packing", "passes", "memory_terms", "sharding", "hlo", "report", "autoshard"},
+    # io/ is one row per subfolder: the codecs over the core only, XLA's dump formats over the
+    # passes they print, then each subject's formats over that subject and the codecs.
+    "io/codec": {"core"},
+    "io/xla": {"core", "io/codec", "graph", "passes"},
+    "io/packing": {"core", "io/codec", "packing"},
+    "io/sharding": {"core", "io/codec", "sharding"},
+    "io/autoshard": {"core", "io/codec", "autoshard", "sharding"},
+    "io/memory_terms": {"core", "io/codec", "memory_terms"},
+    "io/report": {"core", "io/codec", "io/xla", "report", "hlo"},
     "cuda": {"core", "alloc"},
     "llvm": {"core", "alloc", "jit"},
 }
@@ -75,9 +84,17 @@ LAYER_EXEMPT = {"xlamem/xlamem.hpp"}
 
 
 def folder_of(name):
-    """The layer of an include name like xlamem/passes/liveness.hpp (its first folder)."""
+    """The layer of an include name like xlamem/passes/liveness.hpp: its first folder, or for
+    io/ its first two (xlamem/io/codec/json.hpp -> io/codec)."""
     parts = name.split("/")
+    if len(parts) > 3 and parts[1] == "io":
+        return "io/" + parts[2]
     return parts[1] if len(parts) > 2 else "core"
+
+
+def allows_folder(row, folder):
+    """Whether `row` names `folder` or, for io/ subfolders, io/ as a whole (the tool's row)."""
+    return folder in row or (folder.startswith("io/") and "io" in row)
 
 
 def header_key(name):
@@ -88,7 +105,7 @@ def header_key(name):
 def allowed(target, row, own):
     """Whether include name `target` is allowed by `row` for a header in folder `own`."""
     folder = folder_of(target)
-    return folder == own or folder in row or header_key(target) in row
+    return folder == own or allows_folder(row, folder) or header_key(target) in row
 
 
 def include_violations(who, layer, row, text):
@@ -286,6 +303,25 @@ def main():
         if not caught:
             layering_failures.append(("self-test layering", "\n".join(bad + good)))
         layering_checks += 1
+        # io/ is held per subfolder: a planted io/sharding/ header may include its subject and
+        # the codecs but not hlo/ or another subject's formats; a codec may include no subject;
+        # a header straight in io/ has no row at all.
+        bad = (layering_violations("xlamem/io/sharding/planted.hpp",
+                                   '#pragma once\n#include "xlamem/hlo/module.hpp"\n#include "xlamem/io/report/memory_report_text.hpp"\n')
+               + layering_violations("xlamem/io/codec/planted.hpp", '#pragma once\n#include "xlamem/sharding/problem.hpp"\n')
+               + layering_violations("xlamem/io/planted.hpp", '#pragma once\n'))
+        good = layering_violations("xlamem/io/sharding/planted.hpp",
+                                   '#pragma once\n#include "xlamem/io/codec/json_reader.hpp"\n#include "xlamem/sharding/problem.hpp"\n'
+                                   '#include "xlamem/io/sharding/iopddl_json.hpp"\n')
+        caught = (len(bad) == 4 and "io/sharding/ may not include xlamem/hlo/module.hpp" in bad[0]
+                  and "io/sharding/ may not include xlamem/io/report/" in bad[1]
+                  and "io/codec/ may not include xlamem/sharding/" in bad[2]
+                  and "folder 'io' is not in the layering table" in bad[3] and not good)
+        print(("ok      " if caught else "FAILED  ") + "self-test: planted io/sharding/ -> hlo/ and io/report/, "
+              "io/codec/ -> sharding/ includes and a header straight in io/ are " + ("caught" if caught else "NOT caught"))
+        if not caught:
+            layering_failures.append(("self-test io layering", "\n".join(bad + good)))
+        layering_checks += 1
         # A planted tool source that reaches past the front door (a packer's own header, a
         # detail/ header, a detail:: name) must be reported three times; one that uses the
         # front door must not.
@@ -293,7 +329,7 @@ def main():
                               '#include "xlamem/packing/search.hpp"\n#include "xlamem/passes/detail/xla_order.hpp"\n'
                               "auto x = xlamem::detail::in_binary_units(1);\n")
         good = tool_violations("tools/xlamem/planted.cpp",
-                               '#include "xlamem/packing/solvers.hpp"\n#include "xlamem/io/json.hpp"\n')
+                               '#include "xlamem/packing/solvers.hpp"\n#include "xlamem/io/codec/json.hpp"\n')
         looped = include_cycles({"xlamem/a/x.hpp": '#include "xlamem/a/y.hpp"\n',
                                  "xlamem/a/y.hpp": '#include "xlamem/b/z.hpp"\n',
                                  "xlamem/b/z.hpp": '#include "xlamem/a/x.hpp"\n'})

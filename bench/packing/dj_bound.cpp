@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
 
 namespace {

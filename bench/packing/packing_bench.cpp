@@ -17,7 +17,7 @@
 #include <random>
 #include <string>
 
-#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
 
 using namespace xlamem;

@@ -11,7 +11,7 @@
 #include <ctime>
 #include <string>
 
-#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
 
 int main(int argc, char** argv) {

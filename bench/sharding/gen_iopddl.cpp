@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Writes a large generated IOPDDL problem (the JSON that io/iopddl_json.hpp reads) for the
+// Writes a large generated IOPDDL problem (the JSON that io/sharding/iopddl_json.hpp reads) for the
 // deadline and memory runs of `xlamem shard` (bench/sharding/large_problems.py):
 //
 //   gen_iopddl --nodes N [--edges M] [--shape mixed] [--min-strategies 1] [--max-strategies 8]

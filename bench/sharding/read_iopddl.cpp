@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "xlamem/io/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 
 namespace {

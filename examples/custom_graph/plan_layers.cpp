@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "layer_graph.hpp"
-#include "xlamem/io/buffer_assignment_text.hpp"
-#include "xlamem/io/live_range_text.hpp"
-#include "xlamem/io/memory_stats_text.hpp"
-#include "xlamem/io/svg.hpp"
+#include "xlamem/io/xla/buffer_assignment_text.hpp"
+#include "xlamem/io/xla/live_range_text.hpp"
+#include "xlamem/io/xla/memory_stats_text.hpp"
+#include "xlamem/io/codec/svg.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/passes/liveness.hpp"
 

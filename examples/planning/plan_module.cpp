@@ -9,8 +9,8 @@
 
 #include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/io/buffer_assignment_text.hpp"
-#include "xlamem/io/memory_stats_text.hpp"
+#include "xlamem/io/xla/buffer_assignment_text.hpp"
+#include "xlamem/io/xla/memory_stats_text.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 
 #ifndef XLAMEM_EXAMPLE_MODEL

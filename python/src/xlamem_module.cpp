@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // xlamem._xlamem: the library's front door for Python. Every call goes to a function
-// the CLI calls too (io/memory_report_input.hpp, report/diff.hpp, packing/solvers.hpp and the
+// the CLI calls too (io/report/memory_report_input.hpp, report/diff.hpp, packing/solvers.hpp and the
 // writers of io/); nothing here plans, packs or formats. Planning and packing release the GIL:
 // arguments are converted to C++ values first, the library runs without Python, on a worker
 // thread, while the calling thread checks for Ctrl-C (`interruptible`). The package's Python
@@ -27,13 +27,13 @@
 #include "interruptible.hpp"
 #include "xlamem/autoshard/autoshard.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/io/autoshard_text.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/memory_report_input.hpp"
-#include "xlamem/io/memory_report_page.hpp"
-#include "xlamem/io/memory_report_text.hpp"
-#include "xlamem/io/packing_report.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/autoshard/autoshard_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
+#include "xlamem/io/report/memory_report_page.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
+#include "xlamem/io/packing/packing_report.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 #include "xlamem/packing/solvers.hpp"
 #include "xlamem/report/diff.hpp"
 #include "xlamem/version.hpp"

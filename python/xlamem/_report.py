@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The memory report as Python values: built from the JSON the library writes (io/json.hpp's
+"""The memory report as Python values: built from the JSON the library writes (io/codec/json.hpp's
 field visitors, the same document as `xlamem plan --json`), never recomputed here."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for autoshard/autoshard.hpp, io/autoshard_text.hpp and `parse_byte_size`: the bundled
+// Tests for autoshard/autoshard.hpp, io/autoshard/autoshard_text.hpp and `parse_byte_size`: the bundled
 // training step sharded on 2x4 under limits from loose to impossible (the least peak any
 // sharding reaches is a floor no answer goes below, and an answer exists exactly above it); the
 // peak's instruction, the largest arrays, the write-back; the summary and JSON, with names from
@@ -11,9 +11,9 @@
 
 #include "xlamem/autoshard/autoshard.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/io/autoshard_text.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/autoshard/autoshard_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 
 using namespace xlamem;
 using namespace xlamem::sharding;

@@ -9,7 +9,7 @@
 #include <xlamem/alloc/heap_memory.hpp>
 #include <xlamem/hlo/graph_model.hpp>
 #include <xlamem/hlo/reader.hpp>
-#include <xlamem/io/memory_stats_text.hpp>
+#include <xlamem/io/xla/memory_stats_text.hpp>
 #include <xlamem/packing/packing.hpp>
 #include <xlamem/passes/buffer_assignment.hpp>
 #include <xlamem/xlamem.hpp>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/buffer_assignment_dump.hpp.
+// Tests of include/xlamem/io/xla/buffer_assignment_dump.hpp.
 #include <doctest/doctest.h>
 
 #include "support/oracle_helpers.hpp"

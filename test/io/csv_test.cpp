@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/csv.hpp, the lexer the CSV readers share.
+// Tests of include/xlamem/io/codec/csv.hpp, the lexer the CSV readers share.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string_view>
 #include <vector>
 
-#include "xlamem/io/csv.hpp"
+#include "xlamem/io/codec/csv.hpp"
 
 TEST_SUITE("io/csv") {
   using namespace xlamem;

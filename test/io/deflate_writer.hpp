@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "xlamem/io/gzip.hpp"
+#include "xlamem/io/codec/gzip.hpp"
 
 namespace xlamem::test {
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/dump_report.hpp.
+// Tests of include/xlamem/io/report/dump_report.hpp.
 #include <doctest/doctest.h>
 
 #include "support/report_helpers.hpp"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for io/gzip.hpp: checksums against published values, samples made by Python's gzip and
+// Tests for io/codec/gzip.hpp: checksums against published values, samples made by Python's gzip and
 // zlib modules and by GNU gzip, streams made at run time by the test's own writer (stored
 // blocks, fixed-Huffman matches reaching across the whole window), every optional gzip header
 // field, several members, every truncation, bit flips, and each corruption with the offset it
@@ -15,7 +15,7 @@
 #include "io/deflate_writer.hpp"
 #include "io/gzip_samples.hpp"
 #include "support/common.hpp"
-#include "xlamem/io/gzip.hpp"
+#include "xlamem/io/codec/gzip.hpp"
 
 using namespace xlamem;
 

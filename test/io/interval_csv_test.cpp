@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/interval_csv.hpp.
+// Tests of include/xlamem/io/packing/interval_csv.hpp.
 #include <doctest/doctest.h>
 
 #include "support/packing_helpers.hpp"

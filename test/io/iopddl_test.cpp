@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for io/iopddl_json.hpp and io/iopddl_solution.hpp: the format's example.json, key order,
+// Tests for io/sharding/iopddl_json.hpp and io/sharding/iopddl_solution.hpp: the format's example.json, key order,
 // whitespace and unknown keys, gzip and zlib input, every kind of malformed input with the
 // JSON path and byte offset its message names, the solution line both ways, and the eleven
 // shared instances read and evaluated against bench/sharding/iopddl_eval.py (Python's json).
@@ -17,8 +17,8 @@
 
 #include "io/deflate_writer.hpp"
 #include "support/common.hpp"
-#include "xlamem/io/iopddl_json.hpp"
-#include "xlamem/io/iopddl_solution.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_solution.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 
 using namespace xlamem;

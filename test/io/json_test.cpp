@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/json.hpp: JSON from field visitors, laid out as nlohmann-json lays
+// Tests of include/xlamem/io/codec/json.hpp: JSON from field visitors, laid out as nlohmann-json lays
 // it out (compact, or indented by one space), escaped, and always valid.
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "xlamem/io/json.hpp"
+#include "xlamem/io/codec/json.hpp"
 
 namespace json_test {
 struct point {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/memory_report_input.hpp, the front door of the memory report: the
+// Tests of include/xlamem/io/report/memory_report_input.hpp, the front door of the memory report: the
 // report of an HLO text, of XLA's dump (text or file with its siblings), of a dump folder, with
 // the backend and solver by name; errors name the place.
 #include <doctest/doctest.h>
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "support/common.hpp"
-#include "xlamem/io/memory_report_input.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
 
 TEST_SUITE("io/memory_report_input") {
   using namespace xlamem;

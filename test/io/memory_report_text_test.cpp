@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/memory_report_text.hpp and io/memory_report_page.hpp: the summary,
+// Tests of include/xlamem/io/report/memory_report_text.hpp and io/report/memory_report_page.hpp: the summary,
 // the diff for people, the JSON of a report from its field visitor, the page and the picture.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "support/common.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/memory_report_input.hpp"
-#include "xlamem/io/memory_report_page.hpp"
-#include "xlamem/io/memory_report_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
+#include "xlamem/io/report/memory_report_page.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
 #include "xlamem/report/diff.hpp"
 
 namespace memory_report_text_test {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/memory_terms_csv.hpp.
+// Tests of include/xlamem/io/memory_terms/memory_terms_csv.hpp.
 #include <doctest/doctest.h>
 
 #include "support/reliability_helpers.hpp"

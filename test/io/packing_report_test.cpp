@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/packing_report.hpp: what `solve` found, for people and as JSON.
+// Tests of include/xlamem/io/packing/packing_report.hpp: what `solve` found, for people and as JSON.
 #include <doctest/doctest.h>
 
 #include <random>
 #include <string>
 
 #include "support/packing_helpers.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/packing_report.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/packing/packing_report.hpp"
 
 TEST_SUITE("io/packing_report") {
   using namespace xlamem;

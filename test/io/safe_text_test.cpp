@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/safe_text.hpp and of the writers that use it: text from an input
+// Tests of include/xlamem/io/codec/safe_text.hpp and of the writers that use it: text from an input
 // reaches a terminal, an SVG and a page only escaped.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "xlamem/io/memory_report_input.hpp"
-#include "xlamem/io/memory_report_page.hpp"
-#include "xlamem/io/memory_report_text.hpp"
-#include "xlamem/io/safe_text.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
+#include "xlamem/io/report/memory_report_page.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
 
 TEST_SUITE("io/safe_text") {
   using xlamem::terminal_text;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/svg.hpp.
+// Tests of include/xlamem/io/codec/svg.hpp.
 #include <doctest/doctest.h>
 
 #include "support/packing_helpers.hpp"

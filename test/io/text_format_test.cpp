@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/io/text_format.hpp: the one byte formatter, fixed decimals, columns.
+// Tests of include/xlamem/io/codec/text_format.hpp: the one byte formatter, fixed decimals, columns.
 #include <doctest/doctest.h>
 
 #include <string>
 
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 
 TEST_SUITE("io/text_format") {
   using namespace xlamem;

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/memory_report_input.hpp"
-#include "xlamem/io/memory_report_page.hpp"
-#include "xlamem/io/memory_report_text.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
+#include "xlamem/io/report/memory_report_page.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
 #include "xlamem/report/diff.hpp"
 #include "xlamem/report/memory_transfers.hpp"
 

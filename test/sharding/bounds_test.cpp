@@ -24,8 +24,8 @@
 #include <string>
 #include <vector>
 
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/sharding_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/sharding/sharding_text.hpp"
 #include "xlamem/sharding/lagrangian.hpp"
 #include "xlamem/sharding/local_moves.hpp"
 #include "xlamem/sharding/neighbourhood_search.hpp"

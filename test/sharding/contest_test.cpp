@@ -9,9 +9,9 @@
 
 #include "support/common.hpp"
 #include "support/sharding_generators.hpp"
-#include "xlamem/io/gzip.hpp"
-#include "xlamem/io/iopddl_json.hpp"
-#include "xlamem/io/iopddl_solution.hpp"
+#include "xlamem/io/codec/gzip.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_solution.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/solver.hpp"
 

@@ -13,7 +13,7 @@
 
 #include "support/common.hpp"
 #include "support/sharding_generators.hpp"
-#include "xlamem/io/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
 #include "xlamem/sharding/lagrangian.hpp"
 #include "xlamem/sharding/solver.hpp"
 

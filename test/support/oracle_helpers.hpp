@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "support/common.hpp"
-#include "xlamem/io/buffer_assignment_dump.hpp"
+#include "xlamem/io/xla/buffer_assignment_dump.hpp"
 
 namespace xlamem::test::oracle_helpers {
 namespace fs = std::filesystem;

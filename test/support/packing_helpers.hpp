@@ -17,8 +17,9 @@
 
 #include "support/common.hpp"
 #include "support/packing.hpp"
-#include "xlamem/io/interval_csv.hpp"
-#include "xlamem/io/svg.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
+#include "xlamem/io/codec/svg.hpp"
+#include "xlamem/io/packing/packing_report.hpp"
 #include "xlamem/packing/packing.hpp"
 #include "xlamem/packing/strong_lower_bound.hpp"
 #include "xlamem/packing/xla_best_fit.hpp"

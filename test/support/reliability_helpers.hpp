@@ -20,9 +20,9 @@
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/buffer_assignment_dump.hpp"
-#include "xlamem/io/interval_csv.hpp"
-#include "xlamem/io/memory_terms_csv.hpp"
+#include "xlamem/io/xla/buffer_assignment_dump.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
+#include "xlamem/io/memory_terms/memory_terms_csv.hpp"
 #include "xlamem/passes/buffer_assignment.hpp"
 #include "xlamem/passes/dataflow.hpp"
 

@@ -17,7 +17,7 @@
 
 #include "support/common.hpp"
 #include "support/packing.hpp"
-#include "xlamem/io/interval_csv.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
 #include "xlamem/packing/packing.hpp"
 #include "xlamem/packing/strong_lower_bound.hpp"
 

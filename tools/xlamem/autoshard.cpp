@@ -16,9 +16,9 @@
 #include "xlamem/available_cpus.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/io/autoshard_text.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/autoshard/autoshard_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 #include "xlamem/sharding/mesh.hpp"
 
 namespace xlamem::cli {

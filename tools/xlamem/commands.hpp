@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The subcommands of the xlamem tool. Each lives in its own file and registers itself on the
 // app; `context` carries the exit status a subcommand decides on. The tool parses arguments,
-// reads input, calls the library's front door (packing/solvers.hpp, io/memory_report_input.hpp,
+// reads input, calls the library's front door (packing/solvers.hpp, io/report/memory_report_input.hpp,
 // report/diff.hpp, ...) and writes what it returns with the writers of io/. What every
 // subcommand shares is here, so that they look alike: one error format, `-` for standard
-// input, the library's solver and backend names, one JSON style (io/json.hpp).
+// input, the library's solver and backend names, one JSON style (io/codec/json.hpp).
 #pragma once
 
 #include <cmath>
@@ -19,8 +19,8 @@
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/backend.hpp"
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/safe_text.hpp"
-#include "xlamem/io/memory_report_input.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
+#include "xlamem/io/report/memory_report_input.hpp"
 #include "xlamem/packing/solvers.hpp"
 
 namespace xlamem::cli {

@@ -9,8 +9,8 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/memory_report_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
 #include "xlamem/report/diff.hpp"
 
 namespace xlamem::cli {

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "xlamem/io/interval_csv.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/packing_report.hpp"
+#include "xlamem/io/packing/interval_csv.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/packing/packing_report.hpp"
 
 namespace xlamem::cli {
 namespace {

@@ -14,9 +14,9 @@
 #include <fmt/format.h>
 
 #include "commands.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/memory_report_page.hpp"
-#include "xlamem/io/memory_report_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/report/memory_report_page.hpp"
+#include "xlamem/io/report/memory_report_text.hpp"
 
 namespace xlamem::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include "xlamem/hlo/graph_model.hpp"
 #include "xlamem/hlo/printer.hpp"
 #include "xlamem/hlo/reader.hpp"
-#include "xlamem/io/json.hpp"
+#include "xlamem/io/codec/json.hpp"
 #include "xlamem/passes/memory_space_propagation.hpp"
 
 namespace xlamem::cli {

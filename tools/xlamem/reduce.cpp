@@ -10,9 +10,9 @@
 #include <fmt/core.h>
 
 #include "commands.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/memory_terms_csv.hpp"
-#include "xlamem/io/memory_terms_text.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/memory_terms/memory_terms_csv.hpp"
+#include "xlamem/io/memory_terms/memory_terms_text.hpp"
 #include "xlamem/memory_terms/named_policies.hpp"
 
 namespace xlamem::cli {

@@ -13,10 +13,10 @@
 
 #include "commands.hpp"
 #include "xlamem/available_cpus.hpp"
-#include "xlamem/io/iopddl_json.hpp"
-#include "xlamem/io/iopddl_solution.hpp"
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/sharding_text.hpp"
+#include "xlamem/io/sharding/iopddl_json.hpp"
+#include "xlamem/io/sharding/iopddl_solution.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/sharding/sharding_text.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/solver.hpp"
 

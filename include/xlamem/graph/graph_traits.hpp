@@ -51,7 +51,7 @@ struct split_config {
   friend bool operator==(const split_config&, const split_config&) = default;
 };
 
-/// A split config's fields for writers that visit fields (`io/json.hpp`).
+/// A split config's fields for writers that visit fields (`io/codec/json.hpp`).
 template <class F>
 void visit_fields(const split_config& sc, F&& f) {
   f("dimension", sc.dimension);

@@ -21,7 +21,7 @@
 /// values get thread-local allocations), `fused` (a fusion's computation: no buffers at all) or
 /// `unreachable`.
 ///
-/// `io/live_range_text.hpp` prints XLA's `HloLiveRange::ToString` text of an analysis. Cost:
+/// `io/xla/live_range_text.hpp` prints XLA's `HloLiveRange::ToString` text of an analysis. Cost:
 /// O(instructions + values + uses + positions).
 #pragma once
 

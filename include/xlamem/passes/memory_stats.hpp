@@ -13,7 +13,7 @@
 /// - constants and thread-local allocations count nowhere;
 /// - allocations in host memory (memory space 5) go to the `host_*` fields instead.
 ///
-/// Nothing here needs an IR or a format: `io/memory_stats_text.hpp` prints XLA's `DebugString`
+/// Nothing here needs an IR or a format: `io/xla/memory_stats_text.hpp` prints XLA's `DebugString`
 /// and the JSON object. All functions are O(allocations).
 #pragma once
 
@@ -91,7 +91,7 @@ struct compiled_memory_stats {
   }
 };
 
-/// The twelve fields by name, for writers that visit fields (the JSON of `io/json.hpp`).
+/// The twelve fields by name, for writers that visit fields (the JSON of `io/codec/json.hpp`).
 template <class F>
 void visit_fields(const compiled_memory_stats& s, F&& f) {
   s.for_each_field(f, true);

@@ -3,7 +3,7 @@
 /// The memory report of one compiled program as typed data: what `xlamem plan` prints, the
 /// page draws and `diff` compares, and what the Python package returns. One report type
 /// serves a plan xlamem made (`report/plan_report.hpp`) and XLA's own buffer assignment
-/// (`io/dump_report.hpp`); both fill the parts they know (the timeline, the statistics, the
+/// (`io/report/dump_report.hpp`); both fill the parts they know (the timeline, the statistics, the
 /// heaps, the allocations) and call `build_report`, the one function that derives the rest.
 ///
 /// One peak: `peak` is the most device bytes in use at one time by the definition of
@@ -16,7 +16,7 @@
 /// Also per memory space (each device colour and the host colour, `memory_spaces`), the
 /// temporary heaps against their lower bounds, fragmentation at the peak, the buffers live
 /// then (largest first, with their sources) and the whole timeline. `visit_fields` lists the
-/// fields the report's JSON shows (`io/json.hpp` writes it). Plain values; nothing prints.
+/// fields the report's JSON shows (`io/codec/json.hpp` writes it). Plain values; nothing prints.
 #pragma once
 
 #include <algorithm>

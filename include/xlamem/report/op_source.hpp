@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
 /// Where in the user's program an instruction comes from (XLA's `OpMetadata`): `op_source`,
-/// read from an HLO `metadata={...}` attribute or from an instruction's text, and
-/// `source_text`, the one way the report's writers show it ("model.py:42 jit(f)/dot_general").
+/// read from an HLO `metadata={...}` attribute or from an instruction's text. The writers show
+/// it as one line with `source_text` (`io/report/views.hpp`).
 /// Reading never fails: text that is not metadata gives an empty source.
 #pragma once
 
@@ -37,7 +37,7 @@ struct op_source {
 /// Sources by instruction name (for example from a module's `metadata`).
 using source_table = std::map<std::string, op_source, std::less<>>;
 
-/// The fields the report's JSON shows (`io/json.hpp`).
+/// The fields the report's JSON shows (`io/codec/json.hpp`).
 template <class F>
 void visit_fields(const op_source& s, F&& f) {
   f("op_name", s.op_name);
@@ -159,25 +159,6 @@ void for_each_attribute_text(std::string_view text, F&& f) {
     }
   }
   return parse_op_metadata(text.substr(at + 9, i - (at + 9) + 1));
-}
-
-/// An op's source for people: the location ("model.py:42", the file's last component) and the
-/// op_name, of which only the last `op_name_parts` components when that is above 0
-/// ("jit(f)/jit(main)/transpose(jvp(g))/dot_general" with 2: "transpose(jvp(g))/dot_general");
-/// "" for an empty source. Every writer of the report shows sources this way.
-[[nodiscard]] inline std::string source_text(const op_source& s, std::size_t op_name_parts = 0) {
-  if (s.empty()) return "";
-  std::string op = s.op_name;
-  if (op_name_parts > 0) {
-    std::size_t cut = op.size();
-    for (std::size_t parts = 0; parts < op_name_parts && cut != std::string::npos && cut > 0; ++parts) {
-      cut = op.rfind('/', cut - 1);
-    }
-    if (cut != std::string::npos && cut < op.size()) op = op.substr(cut + 1);
-  }
-  const auto loc = s.location();
-  if (loc.empty()) return op;
-  return op.empty() ? loc : loc + " " + op;
 }
 
 }  // namespace xlamem::report

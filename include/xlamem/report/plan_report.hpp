@@ -4,7 +4,7 @@
 /// backend preset (`hlo/backend.hpp`) and the solver (`packing/solvers.hpp`) as plain strings,
 /// `planning_options` turns it into buffer-assignment options, `plan_module` applies the
 /// backend's rules to a module and plans it, and `report_of` makes the report of the plan
-/// (through `build_report`). Reading files and XLA's own plans is `io/memory_report_input.hpp`.
+/// (through `build_report`). Reading files and XLA's own plans is `io/report/memory_report_input.hpp`.
 #pragma once
 
 #include <chrono>

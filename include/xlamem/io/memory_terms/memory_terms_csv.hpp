@@ -27,7 +27,7 @@
 #include "xlamem/checked.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/csv.hpp"
+#include "xlamem/io/codec/csv.hpp"
 #include "xlamem/memory_terms/memory_terms.hpp"
 
 namespace xlamem {

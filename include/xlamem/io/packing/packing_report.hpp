@@ -4,7 +4,7 @@
 /// problem's size, the lower bound, XLA's best fit as a baseline, the solver's peak against
 /// both), `packing_result_line` (`peak=... lower_bound=... optimal=... seconds=...`, one line
 /// a script can read), `packing_svg` (the placement drawn) and the JSON fields of a
-/// `packing_report` (`io/json.hpp`'s `json_document`).
+/// `packing_report` (`io/codec/json.hpp`'s `json_document`).
 #pragma once
 
 #include <algorithm>
@@ -14,14 +14,26 @@
 #include <string>
 #include <string_view>
 
-#include "xlamem/io/safe_text.hpp"
-#include "xlamem/io/svg.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
+#include "xlamem/io/codec/svg.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/problem.hpp"
 #include "xlamem/packing/solvers.hpp"
 
 namespace xlamem {
+
+/// The rectangles of a packing placement, labelled with the buffer ids.
+[[nodiscard]] inline std::vector<layout_rect> layout_of(const packing_problem& p, const placement& s) {
+  std::vector<layout_rect> rects;
+  rects.reserve(p.buffers.size());
+  for (std::size_t i = 0; i < p.buffers.size() && i < s.offsets.size(); ++i) {
+    const auto& b = p.buffers[i];
+    rects.push_back({b.lower, b.upper, s.offsets[i], b.size, b.id.empty() ? std::to_string(i) : b.id});
+  }
+  return rects;
+}
+
 
 /// One solve of one problem, as reported.
 struct packing_report {

@@ -22,7 +22,7 @@
 #include <utility>
 #include <vector>
 
-#include "xlamem/io/buffer_assignment_dump.hpp"
+#include "xlamem/io/xla/buffer_assignment_dump.hpp"
 #include "xlamem/report/memory_report.hpp"
 #include "xlamem/report/memory_timeline.hpp"
 #include "xlamem/report/op_source.hpp"

@@ -3,7 +3,7 @@
 /// The allocation table of a `buffer_assignment` in the format of XLA's
 /// `*-buffer-assignment.txt` dump (`BufferAssignment:` then one block per allocation with its
 /// flags and values, then `Total bytes used`), so xlamem's plan diffs line by line against
-/// XLA's and `io/buffer_assignment_dump.hpp` reads it back. Emulated output copies print a
+/// XLA's and `io/xla/buffer_assignment_dump.hpp` reads it back. Emulated output copies print a
 /// ` copy:` line XLA does not have. O(allocations + values).
 #pragma once
 

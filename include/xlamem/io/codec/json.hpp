@@ -32,7 +32,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "xlamem/io/safe_text.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
 
 namespace xlamem {
 

@@ -3,7 +3,7 @@
 /// The memory report for people, as text: `summary_text` (what `xlamem plan` prints: about 20
 /// lines with the statistics, the peak and the instruction running then, each heap against
 /// its lower bound, fragmentation at the peak and the largest buffers live then with their
-/// sources) and `diff_text` (what `xlamem diff` prints). JSON is `io/json.hpp`'s
+/// sources) and `diff_text` (what `xlamem diff` prints). JSON is `io/codec/json.hpp`'s
 /// `json_document` of the report or the diff.
 #pragma once
 
@@ -12,9 +12,10 @@
 #include <cstdint>
 #include <string>
 
-#include "xlamem/io/memory_stats_text.hpp"
-#include "xlamem/io/safe_text.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/xla/memory_stats_text.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
+#include "xlamem/io/codec/text_format.hpp"
+#include "xlamem/io/report/views.hpp"
 #include "xlamem/report/diff.hpp"
 #include "xlamem/report/memory_report.hpp"
 #include "xlamem/report/op_source.hpp"

@@ -4,7 +4,7 @@
 /// writes the summary (status, the predicted per-device peak and its instruction, compute and
 /// communication time, collectives by kind, the arguments' and results' PartitionSpecs, the
 /// largest arrays' layouts, the bound and gap); `visit_fields` of `autoshard_report` gives its
-/// JSON (`io/json.hpp`). Instruction names come from the input: the text is made safe for a
+/// JSON (`io/codec/json.hpp`). Instruction names come from the input: the text is made safe for a
 /// terminal, and the JSON escapes them.
 #pragma once
 
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "xlamem/autoshard/autoshard.hpp"
-#include "xlamem/io/safe_text.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 #include "xlamem/sharding/collectives.hpp"
 #include "xlamem/sharding/solver.hpp"
 

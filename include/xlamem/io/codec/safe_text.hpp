@@ -4,7 +4,7 @@
 /// control bytes (escape sequences that would retitle a window or clear the screen), C1
 /// controls and invalid UTF-8 as visible `\xNN`; `xml_text` escapes markup and replaces what
 /// XML 1.0 forbids (control bytes, invalid UTF-8) with U+FFFD, so that an SVG stays
-/// well-formed. JSON strings are escaped by `io/json.hpp`, which uses `utf8_sequence` too.
+/// well-formed. JSON strings are escaped by `io/codec/json.hpp`, which uses `utf8_sequence` too.
 #pragma once
 
 #include <cstddef>

@@ -10,7 +10,7 @@
 /// Limits: every number within ±2^60, ids unique, and the sizes plus alignments of all buffers
 /// summing to at most 2^60 (`max_total_bytes`), so that no offset or peak a packer computes can
 /// overflow. A UTF-8 byte-order mark (what spreadsheets write) before the header is skipped
-/// (`io/csv.hpp`, the lexer).
+/// (`io/codec/csv.hpp`, the lexer).
 #pragma once
 
 #include <charconv>
@@ -27,7 +27,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/output_file.hpp"
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/csv.hpp"
+#include "xlamem/io/codec/csv.hpp"
 #include "xlamem/packing/problem.hpp"
 
 namespace xlamem {

@@ -2,7 +2,7 @@
 /// @file
 /// The memory report as pictures: `report_page`, one self-contained HTML page (inline style
 /// and script, no network), and `report_svg`, a static SVG of the same whole-memory view
-/// (through `io/svg.hpp`).
+/// (through `io/codec/svg.hpp`).
 ///
 /// The page: memory over time for the whole program, stacked by allocation (every buffer a
 /// band, coloured by kind) or by kind; the peak marked; hover shows a buffer's name, shape,
@@ -20,7 +20,7 @@
 /// 20,000 buffers the page lists and draws the 20,000 largest (bytes x live steps) and every
 /// buffer of its peak table, above 20,000 time steps the kind view has one bar per bucket of
 /// steps (its fullest), and a line among the facts says so (`detail::page_detail_of`); the
-/// static SVG keeps its own (`io/svg.hpp`). Text from the input (names, shapes,
+/// static SVG keeps its own (`io/codec/svg.hpp`). Text from the input (names, shapes,
 /// sources) reaches the page only escaped: as JSON inside a script element whose "</" is
 /// written "<\/", and through `textContent` or an escaping function in the script.
 #pragma once
@@ -30,9 +30,10 @@
 #include <string>
 #include <vector>
 
-#include "xlamem/io/json.hpp"
-#include "xlamem/io/svg.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/codec/json.hpp"
+#include "xlamem/io/codec/svg.hpp"
+#include "xlamem/io/codec/text_format.hpp"
+#include "xlamem/io/report/views.hpp"
 #include "xlamem/report/memory_report.hpp"
 #include "xlamem/report/op_source.hpp"
 

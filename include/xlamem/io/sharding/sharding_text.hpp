@@ -2,7 +2,7 @@
 /// @file
 /// A sharding solve or evaluation for people and programs (`xlamem shard`): `sharding_text`
 /// and `sharding_evaluation_text` write the summaries; `visit_fields` of `sharding_report` and
-/// `sharding_evaluation_report` give their JSON (`io/json.hpp`). Costs and usages are 128-bit
+/// `sharding_evaluation_report` give their JSON (`io/codec/json.hpp`). Costs and usages are 128-bit
 /// sums, so the JSON carries them as decimal strings.
 #pragma once
 
@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "xlamem/io/safe_text.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/problem.hpp"
 #include "xlamem/sharding/solver.hpp"

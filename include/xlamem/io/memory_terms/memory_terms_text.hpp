@@ -2,7 +2,7 @@
 /// @file
 /// A memory-term reduction for people and programs (`xlamem reduce`): `memory_terms_text`
 /// lists the reduced interval of every primitive and group and the reduced times;
-/// `visit_fields` of a `memory_terms_report` gives its JSON (`io/json.hpp`).
+/// `visit_fields` of a `memory_terms_report` gives its JSON (`io/codec/json.hpp`).
 #pragma once
 
 #include <cstdint>

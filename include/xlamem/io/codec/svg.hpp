@@ -3,9 +3,10 @@
 /// A memory-layout picture as SVG: time on x, offset on y (0 at the bottom), one rectangle per
 /// buffer, with the peak and (optionally) the capacity marked as horizontal lines. Generic:
 /// it draws `layout_rect`s, so anything with a live range and a byte range can use it (a
-/// packing placement, the temporary heap of a compiled program). Readable for thousands of
-/// rectangles: fills without outlines below a few pixels, a tooltip (`<title>`) per buffer,
-/// colours from a hash of the label so neighbours differ.
+/// packing placement (`layout_of`, `io/packing/packing_report.hpp`), the temporary heap of a
+/// compiled program). Readable for thousands of rectangles: fills without outlines below a few
+/// pixels, a tooltip (`<title>`) per buffer, colours from a hash of the label so neighbours
+/// differ.
 ///
 /// Level of detail: above `layout_svg_options::max_rects` rectangles (10^5-10^6 buffers: a
 /// picture of 100 MB or more that no viewer opens), the largest `max_rects` by drawn area are
@@ -24,10 +25,9 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
-#include "xlamem/io/safe_text.hpp"
-#include "xlamem/io/text_format.hpp"
+#include "xlamem/io/codec/safe_text.hpp"
+#include "xlamem/io/codec/text_format.hpp"
 #include "xlamem/output_file.hpp"
-#include "xlamem/packing/problem.hpp"
 
 namespace xlamem {
 
@@ -245,17 +245,6 @@ void svg_merged_cells(std::string& out, const std::vector<layout_rect>& rects, s
   hline(peak, "#c0392b", "peak " + human_bytes(peak), true);
   out += "</svg>\n";
   return out;
-}
-
-/// The rectangles of a packing placement, labelled with the buffer ids.
-[[nodiscard]] inline std::vector<layout_rect> layout_of(const packing_problem& p, const placement& s) {
-  std::vector<layout_rect> rects;
-  rects.reserve(p.buffers.size());
-  for (std::size_t i = 0; i < p.buffers.size() && i < s.offsets.size(); ++i) {
-    const auto& b = p.buffers[i];
-    rects.push_back({b.lower, b.upper, s.offsets[i], b.size, b.id.empty() ? std::to_string(i) : b.id});
-  }
-  return rects;
 }
 
 /// Writes an SVG document to a file.

@@ -28,9 +28,9 @@
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/reader.hpp"
 #include "xlamem/input_file.hpp"
-#include "xlamem/io/buffer_assignment_dump.hpp"
-#include "xlamem/io/buffer_assignment_text.hpp"
-#include "xlamem/io/dump_report.hpp"
+#include "xlamem/io/xla/buffer_assignment_dump.hpp"
+#include "xlamem/io/xla/buffer_assignment_text.hpp"
+#include "xlamem/io/report/dump_report.hpp"
 #include "xlamem/report/memory_report.hpp"
 #include "xlamem/report/plan_report.hpp"
 
