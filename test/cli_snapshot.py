@@ -3,7 +3,7 @@
 """Every command of the tool over every input, written to a folder, to compare two builds.
 
     python test/cli_snapshot.py BINARY OUT_DIR [--data ../shared/data] [--jobs 2]
-    diff -r OUT_A OUT_B
+    python test/cli_snapshot.py --compare OUT_A OUT_B
 
 Runs `plan` (text, --json, --dump xla, --html, --svg, both backends, every solver), `diff`
 (neighbouring modules, text and --json), `pack` (every solver, --json, --output, --svg),
@@ -32,12 +32,40 @@ SOLVERS = ["search", "heuristic", "xla", "first-fit", "skyline", "stack", "sweep
 # Timings and machine-dependent counts: a number followed by a unit of time, and JSON keys that
 # hold seconds, steps taken or a thread count (the search's pace depends on the machine).
 TIME_TEXT = re.compile(r"\b\d+(\.\d+)?(e-?\d+)?( ?)(s|ms|us|µs|seconds)\b")
-TIME_KEYS = re.compile(r'("[a-z_]*(seconds|_time|time_to_[a-z_]+|elapsed[a-z_]*|steps|threads)"\s*:\s*)(-?[\d.e+-]+)')
+TIME_KEYS = re.compile(r'("[a-z_]*(seconds|_time|time_to_|elapsed|steps|threads)[a-z_]*"\s*:\s*)(-?[\d.e+-]+)')
+TIME_FIELDS = re.compile(r"\b(seconds[a-z_]*)=[\d.e+-]+")
+# A run the clock cut short (a solver's time limit) may end elsewhere on another run: its
+# differences are listed apart from the others.
+CUT_SHORT = re.compile(r'"status":\s*"time_limit"|status[=:] ?time_limit|"timed_out"|"fallback":\s*"')
 
 
 def normalise(text):
     text = TIME_KEYS.sub(lambda m: m.group(1) + "0", text)
+    text = TIME_FIELDS.sub(lambda m: m.group(1) + "=<t>", text)
     return TIME_TEXT.sub(lambda m: "<t>" + m.group(3) + m.group(4), text)
+
+
+def compare(before, after):
+    """Prints the runs whose outputs differ between two snapshot folders (normalised again, so
+    folders written by an older normaliser compare too): first those where neither side was cut
+    short by the clock (behaviour changed), then those where one was. Exits 1 on the first kind."""
+    names = sorted(set(os.listdir(before)) | set(os.listdir(after)))
+    changed, clocked, missing = [], [], []
+    for name in names:
+        pa, pb = os.path.join(before, name), os.path.join(after, name)
+        if not (os.path.exists(pa) and os.path.exists(pb)):
+            missing.append(name)
+            continue
+        a, b = normalise(open(pa).read()), normalise(open(pb).read())
+        if a != b:
+            (clocked if CUT_SHORT.search(a) or CUT_SHORT.search(b) else changed).append(name)
+    for title, group in (("differ", changed), ("differ, a side cut short by its time limit", clocked),
+                         ("in one folder only", missing)):
+        print(f"cli_snapshot: {len(group)} runs {title}")
+        for name in group:
+            print(f"  {name}")
+    print(f"cli_snapshot: {len(names) - len(changed) - len(clocked) - len(missing)} of {len(names)} runs identical")
+    return 1 if changed or missing else 0
 
 
 def hlo_inputs(data, scratch):
@@ -112,12 +140,13 @@ def jobs(data, scratch):
         add(f"autoshard.{key}", ["autoshard", path, "--mesh", "2x4", "--threads", "1", "--json",
                                  "--output", "{out}/sharded.hlo"], ["sharded.hlo"])
     folders = dump_folders(hlo)
+    folder_key = {f: os.path.relpath(f, scratch if f.startswith(scratch) else ROOT).replace("/", "_") for f in folders}
     for folder in folders:
-        key = os.path.relpath(folder, scratch if folder.startswith(scratch) else ROOT).replace("/", "_")
+        key = folder_key[folder]
         add(f"plan-folder.{key}", ["plan", folder])
         add(f"plan-folder.{key}.replan", ["plan", folder, "--replan", "--json"])
     for a, b in zip(folders, folders[1:]):
-        key = os.path.basename(a) + "--" + os.path.basename(b)
+        key = folder_key[a] + "--" + folder_key[b]
         add(f"diff.{key}", ["diff", a, b])
         add(f"diff.{key}.json", ["diff", a, b, "--json", "--top", "5"])
     for path in csvs:
@@ -165,12 +194,15 @@ def run_one(binary, out_dir, scratch, name, argv, outputs):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("binary")
-    ap.add_argument("out_dir")
+    ap.add_argument("binary", help="the tool to run, or with --compare the first snapshot folder")
+    ap.add_argument("out_dir", help="where to write, or with --compare the second snapshot folder")
+    ap.add_argument("--compare", action="store_true", help="compare two snapshot folders instead of running")
     ap.add_argument("--data", default=os.path.join(ROOT, "..", "shared", "data"))
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default="", help="run only the runs whose name starts with this")
     a = ap.parse_args()
+    if a.compare:
+        sys.exit(compare(a.binary, a.out_dir))
     if not os.path.isdir(a.data):
         sys.exit(f"cli_snapshot: {a.data} is not a folder (the shared corpus)")
     os.makedirs(a.out_dir, exist_ok=True)
