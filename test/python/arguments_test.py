@@ -201,7 +201,11 @@ def sigint_child(cmd: list[str], first_line: bool = False,
     """Runs `cmd` in a child process and sends it SIGINT `after` seconds in (after its first
     line, when `first_line`): (when SIGINT was sent, the child, its stdout, its stderr). A child
     still running 30 s later is killed (returncode -SIGKILL)."""
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    # A harness started in the background (nohup, `cmd &` without job control) ignores SIGINT,
+    # and a child inherits that: Python then installs no KeyboardInterrupt handler. The child
+    # starts with SIGINT's default action, as a terminal's or a notebook's process does.
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = child.stdout.readline() if first_line else ""
     time.sleep(after)
     sent = time.monotonic()
