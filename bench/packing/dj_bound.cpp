@@ -29,10 +29,8 @@
 #include "xlamem/packing/packing.hpp"
 
 namespace {
-const char* status_name(xlamem::search_status s) {
-  return s == xlamem::search_status::feasible     ? "feasible"
-         : s == xlamem::search_status::infeasible ? "INFEASIBLE"
-                                                  : "timed_out";
+const char* status_name(xlamem::solve_status s) {
+  return s == xlamem::solve_status::infeasible ? "INFEASIBLE" : std::string_view(to_string(s)).data();
 }
 
 // The relaxation of FILE's window [first, end) of sections, or nothing (after a message).
@@ -175,7 +173,7 @@ int main(int argc, char** argv) {
   for (int a = 2; a + 1 < argc; a += 2) {
     const std::string arg = argv[a];
     if (arg == "--seconds") o.seconds_per_window = std::atof(argv[a + 1]);
-    else if (arg == "--total") o.time_limit_seconds = std::atof(argv[a + 1]);
+    else if (arg == "--total") o.time_limit = std::atof(argv[a + 1]);
     else if (arg == "--capacity") o.capacity = std::atoll(argv[a + 1]);
     else if (arg == "--certificates") certificates = argv[a + 1];
     else if (arg == "--hint-seconds") hint_seconds = std::atof(argv[a + 1]);
@@ -193,7 +191,7 @@ int main(int argc, char** argv) {
   const interval_graph g(p);
   if (hint_seconds > 0) {
     minimize_options mo;
-    mo.time_limit_seconds = hint_seconds;
+    mo.time_limit = hint_seconds;
     const auto h = minimize_peak(p, mo);
     if (!h) {
       std::fprintf(stderr, "dj_bound: %s\n", h.error().to_string().c_str());

@@ -9,8 +9,8 @@ both generators of this folder (gen_training_step.py, gen_trace_like.py) at the 
 Each run is `xlamem pack FILE --solver S --json --time-limit T` in a fresh process (its wall
 time counts reading, solving, checking and writing), killed at 3 T + 30 s. T is `--limit`, or
 `--large-limit` from `--large` buffers on (where reading alone takes a second). A run keeps
-the contract when it exits 0 with status placed or time_limit (or, under a capacity, 1 or 2
-with status infeasible or timed_out) within the allowance. Prints a Markdown table and the
+the contract when it exits 0 with status optimal, feasible or time_limit (or, under a
+capacity, 1 or 2 with status infeasible or no_answer) within the allowance. Prints a Markdown table and the
 runs that broke it; exits 1 if any did.
 
 Usage: time_limit_contract.py --xlamem build-release/tools/xlamem/xlamem [--data ../shared/data]
@@ -22,6 +22,8 @@ import glob
 import os
 import sys
 import tempfile
+
+ANSWERED = ("optimal", "feasible", "time_limit")  # statuses with a placement
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -85,7 +87,7 @@ def main():
             for s in a.solvers:
                 r = run(a.xlamem, path, s, limit, 3 * limit + 30, extra)
                 status = r["status"] + (f" ({r['fallback']})" if r.get("fallback") else "")
-                decided = ("placed", "time_limit") if not extra else ("placed", "time_limit", "infeasible", "timed_out")
+                decided = ANSWERED if not extra else ANSWERED + ("infeasible", "no_answer")
                 ok = r["wall"] is not None and r["wall"] <= limit + allowance and r["status"] in decided
                 if r["wall"] is not None:
                     worst = max(worst, r["wall"] / limit)

@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
   const auto w0 = std::chrono::steady_clock::now();
   const interval_graph g(p);
   minimize_options o;
-  o.time_limit_seconds = limit;
+  o.time_limit = limit;
   const auto r = minimize_peak(p, o);
   if (!r) {
     std::fprintf(stderr, "trace_pack: %s\n", r.error().to_string().c_str());

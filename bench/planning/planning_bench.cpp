@@ -54,7 +54,7 @@ std::int64_t lb_of(const buffer_assignment<module>& a) {
 void plan_bench(benchmark::State& state, const model* md, const char* solver, double limit, bool parse) {
   buffer_assignment_options o;
   o.solver = *xlamem::find_solver(solver);
-  o.time_limit_seconds = limit;
+  o.time_limit = limit;
   std::int64_t temp = 0, lb = 0;
   for (auto _ : state) {
     if (parse) {

@@ -20,7 +20,7 @@ int main() {
     return 1;
   }
   minimize_options o;
-  o.time_limit_seconds = 1.0;
+  o.time_limit = 1.0;
   const auto best = minimize_peak(p, o);
   if (!best || !validate(p, best->solution)) return 1;
   std::printf("lower bound %lld, XLA best fit %lld, search %lld (%s)\n", static_cast<long long>(lower_bound(p)),

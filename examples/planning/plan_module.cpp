@@ -25,7 +25,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   xlamem::buffer_assignment_options options;  // 64-byte alignment, search solver (1 s budget)
-  options.time_limit_seconds = 0.5;
+  options.time_limit = 0.5;
   auto plan = xlamem::buffer_assignment<xlamem::hlo::module>::run(*m, options);
   if (!plan) {
     std::fprintf(stderr, "plan_module: %s\n", plan.error().to_string().c_str());

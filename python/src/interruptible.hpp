@@ -9,7 +9,7 @@
 #include <chrono>
 #include <future>
 
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/deadline.hpp"
 
 namespace xlamem::python {
 

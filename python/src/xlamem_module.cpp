@@ -71,7 +71,7 @@ xlamem::report_request make_request(const std::string& backend, const std::strin
   r.backend = backend;
   r.solver = solver;
   r.alignment = alignment;
-  r.time_limit_seconds = checked_time_limit(time_limit);  // 0: heuristics only; infinity: no limit
+  r.time_limit = checked_time_limit(time_limit);  // 0: heuristics only; infinity: no limit
   r.module_name = module;
   r.replan = replan;
   return r;
@@ -111,8 +111,7 @@ pack_answer pack_problem(const xlamem::packing_problem& p, const std::string& na
   if (capacity < -1) throw nb::value_error("capacity is negative; give bytes (0 or more), or None");
   xlamem::solve_options o;
   o.capacity = capacity;
-  o.time_limit_seconds = std::isinf(checked_time_limit(time_limit)) ? 0 : time_limit;  // 0: no limit here
-  if (time_limit == 0) o.deadline.time = xlamem::packing_clock::now();
+  o.time_limit = checked_time_limit(time_limit);  // 0: at once; infinity: none (deadline.hpp)
   o.seed = seed;
   auto named = value_or_throw(xlamem::parse_solver(solver));
   return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) -> pack_answer {
@@ -158,11 +157,12 @@ std::tuple<std::string, std::string> auto_shard_text(const std::string& text, co
   // An unknown machine is a bad argument (XlamemError), not a missing file.
   if (!preset) throw library_error{xlamem::error(xlamem::errc::invalid_argument, preset.error().message())};
   const auto machine = std::move(*preset);
-  return xlamem::python::interruptible([&](const xlamem::cancellation_flag&) {
+  return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) {
     auto m = value_or_throw(xlamem::hlo::parse_module(text, name));
     xlamem::autoshard::module_options o;
     o.shard.memory_limit = memory_limit < 0 ? std::numeric_limits<std::int64_t>::max() : memory_limit;
-    o.shard.solve.time_limit = std::isinf(seconds) ? 1e7 : seconds;
+    o.shard.solve.time_limit = seconds;  // 0: at once; infinity: none
+    o.shard.solve.deadline.cancel = &cancel;  // Ctrl-C ends the search with its best answer
     o.shard.solve.threads = std::max(1u, threads);
     o.shard.solve.seed = seed;
     o.every_instruction = true;

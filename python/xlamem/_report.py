@@ -322,10 +322,11 @@ class ReportDiff:
 
 @dataclass(frozen=True)
 class PackResult:
-    """What `xlamem.pack` found: the status ("placed"; "time_limit": placed, but the time limit
-    ended the work, the best placement found; "infeasible"; "timed_out": no placement under the
-    capacity), the offsets (one per buffer, empty when not placed), the peak and the best lower
-    bound."""
+    """What `xlamem.pack` found: the status, in the words of every solver ("optimal": placed at
+    the lower bound; "feasible": placed, the solver finished; "time_limit": placed, but the time
+    limit ended the work, the best placement found; "infeasible": proven not to fit the
+    capacity; "no_answer": no placement under the capacity), the offsets (one per buffer, empty
+    when not placed), the peak and the best lower bound."""
     status: str
     offsets: list[int]
     peak: Optional[int]
@@ -338,8 +339,8 @@ class PackResult:
 
     @property
     def placed(self) -> bool:
-        """Whether `offsets` is a placement (status "placed" or "time_limit")."""
-        return self.status in ("placed", "time_limit")
+        """Whether `offsets` is a placement (status "optimal", "feasible" or "time_limit")."""
+        return self.status in ("optimal", "feasible", "time_limit")
 
     def to_json(self) -> str:
         return self.json

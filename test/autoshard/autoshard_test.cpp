@@ -61,7 +61,7 @@ TEST_SUITE("autoshard/autoshard") {
     }
     const auto impossible = shard(m, loose.least_peak - 1);
     CHECK_FALSE(impossible.result.solve.feasible);
-    CHECK(impossible.result.solve.status == solve_status::over_limit);
+    CHECK_FALSE(has_answer(impossible.result.solve.status));
     CHECK(impossible.result.peak_bytes >= impossible.least_peak);  // a bound no answer goes below
   }
 

@@ -2,6 +2,7 @@
 // Tests of include/xlamem/io/packing/packing_report.hpp: what `solve` found, for people and as JSON.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <random>
 #include <string>
 
@@ -26,7 +27,7 @@ TEST_SUITE("io/packing_report") {
           std::string::npos);
     CHECK(packing_result_line(*r).rfind("peak=3072 lower_bound=3072 optimal=yes seconds=", 0) == 0);
     const auto j = json_document("pack", rep);
-    CHECK(j.find("\"status\": \"placed\",\n \"peak\": 3072,") != std::string::npos);
+    CHECK(j.find("\"status\": \"optimal\",\n \"peak\": 3072,") != std::string::npos);
     CHECK(j.find("\"capacity\"") == std::string::npos);
     CHECK(packing_svg(rep).find("p.csv: 3 buffers, peak 3072 B, lower bound 3072 B (optimal)") != std::string::npos);
   }
@@ -38,7 +39,7 @@ TEST_SUITE("io/packing_report") {
     o.capacity = 8;
     auto r = solve(p, "first-fit", o);
     REQUIRE(r.has_value());
-    CHECK(r->status == search_status::infeasible);
+    CHECK(r->status == solve_status::infeasible);
     const packing_report rep{"p.csv", &p, "first-fit", o, *r};
     CHECK(packing_text(rep).find("  no placement fits the capacity (proven)\n") != std::string::npos);
     CHECK(packing_result_line(*r).rfind("peak=none lower_bound=16 optimal=no", 0) == 0);
@@ -51,7 +52,7 @@ TEST_SUITE("io/packing_report") {
     std::mt19937_64 rng(7);  // thousands live at once: enough work for the deadline to be read
     const auto p = xlamem::test::packing_helpers::random_problem(rng, 20000, 4000, 1000, false);
     solve_options o;
-    o.deadline = packing_clock::now();
+    o.deadline = solve_clock::now();
     auto r = solve(p, "first-fit", o);
     REQUIRE(r.has_value());
     REQUIRE(r->placed());
@@ -64,10 +65,10 @@ TEST_SUITE("io/packing_report") {
     CHECK(j.find("\"status\": \"time_limit\",") != std::string::npos);
     CHECK(j.find("\"fallback\": \"sweep\",") != std::string::npos);
     o.deadline.reset();
-    o.time_limit_seconds = 0;
+    o.time_limit = std::numeric_limits<double>::infinity();
     auto done = solve(p, "first-fit", o);
     REQUIRE(done.has_value());
-    CHECK(status_name(*done) == "placed");
+    CHECK((status_name(*done) == "feasible" || status_name(*done) == "optimal"));
     CHECK(json_document("pack", packing_report{"p.csv", &p, "first-fit", o, *done}).find("\"fallback\": null,") !=
           std::string::npos);
   }

@@ -2,6 +2,8 @@
 // Tests of include/xlamem/packing/heuristics.hpp.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "support/packing_helpers.hpp"
 
 TEST_SUITE("packing/heuristics") {
@@ -211,19 +213,19 @@ TEST_SUITE("packing/scale") {
     const auto file = read_interval_csv_file((dir / "minimalloc" / "challenging" / "D.1048576.csv").string());
     REQUIRE(file.has_value());
     minimize_options o;
-    o.time_limit_seconds = 0.2;  // D is not closed in 0.2 s (its gap stays open after minutes)
+    o.time_limit = 0.2;  // D is not closed in 0.2 s (its gap stays open after minutes)
     const auto r = minimize_peak(file->problem, o);
     REQUIRE(r.has_value());
-    CHECK(r->status == search_status::feasible);
+    CHECK(r->status == solve_status::time_limit);
     CHECK_FALSE(r->optimal);
     CHECK(r->stopped_by_time_limit);
     CHECK(validate(file->problem, r->solution).has_value());
     search_options so;
     so.capacity = 990000;  // above max live (986,112), far below anything found
-    so.time_limit_seconds = 0.2;
+    so.time_limit = 0.2;
     const auto d = pack_within(file->problem, so);
     REQUIRE(d.has_value());
-    CHECK(d->status == search_status::timed_out);
+    CHECK(d->status == solve_status::no_answer);
   }
 
   TEST_CASE("the strong lower bound is a lower bound: never above the exhaustively found optimum") {
@@ -231,7 +233,7 @@ TEST_SUITE("packing/scale") {
     for (int round = 0; round < 150; ++round) {
       const auto p = random_problem(rng, 2 + static_cast<int>(rng() % 6), 12, 9, false);
       strong_bound_options o;
-      o.time_limit_seconds = 0;  // small instances: every window solved exactly
+      o.time_limit = std::numeric_limits<double>::infinity();  // small instances: every window solved exactly
       const auto b = strong_lower_bound(p, o);
       REQUIRE(b.has_value());
       const auto opt = test::brute_force_optimum(p);

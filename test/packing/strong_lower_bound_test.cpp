@@ -2,6 +2,8 @@
 // Tests of include/xlamem/packing/strong_lower_bound.hpp.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include "support/strong_bound_helpers.hpp"
 
 TEST_SUITE("packing/strong_bound") {
@@ -12,14 +14,14 @@ TEST_SUITE("packing/strong_bound") {
     REQUIRE(max_live_bytes(p) == 5);
     REQUIRE(test::brute_force_optimum(p) == 6);
     strong_bound_options o;
-    o.time_limit_seconds = 0;
+    o.time_limit = std::numeric_limits<double>::infinity();  // no limit
     const auto b = strong_lower_bound(p, o);
     REQUIRE(b.has_value());
     CHECK(b->lower_bound == 6);
     CHECK(b->improved);
 
     window_survey_options so;
-    so.seconds_per_window = 0;  // exact
+    so.seconds_per_window = std::numeric_limits<double>::infinity();  // exact
     const auto s = window_survey(p, so);
     REQUIRE(s.has_value());
     CHECK(s->capacity == 5);
@@ -27,7 +29,7 @@ TEST_SUITE("packing/strong_bound") {
     CHECK(s->complete);
     REQUIRE_FALSE(s->open.empty());
     CHECK(std::any_of(s->open.begin(), s->open.end(),
-                      [](const window_verdict& v) { return v.status == search_status::infeasible; }));
+                      [](const window_verdict& v) { return v.status == solve_status::infeasible; }));
     // At the optimum every window packs: one maximal window, the whole timeline.
     so.capacity = 6;
     const auto t = window_survey(p, so);
@@ -48,7 +50,7 @@ TEST_SUITE("packing/strong_bound") {
       const auto p = random_instance(rng, 3 + static_cast<int>(rng() % 5));
       const auto opt = test::brute_force_optimum(p);
       window_survey_options o;
-      o.seconds_per_window = 0;
+      o.seconds_per_window = std::numeric_limits<double>::infinity();
       const auto s = window_survey(p, o);
       REQUIRE(s.has_value());
       CHECK(s->complete);
@@ -83,13 +85,13 @@ TEST_SUITE("packing/strong_bound") {
       REQUIRE(file.has_value());
       const auto& p = file->problem;
       strong_bound_options o;
-      o.time_limit_seconds = 0.5;
+      o.time_limit = 0.5;
       const auto b = strong_lower_bound(p, o);
       REQUIRE(b.has_value());
       CHECK(b->lower_bound <= known);
       window_survey_options so;
       so.seconds_per_window = 0.05;
-      so.time_limit_seconds = 1.0;
+      so.time_limit = 1.0;
       const auto s = window_survey(p, so);
       REQUIRE(s.has_value());
       CHECK((s->lower_bound == 0 || s->lower_bound <= known));

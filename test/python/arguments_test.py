@@ -114,13 +114,13 @@ def validation(root: str, work: str) -> None:
 
     # What inf and 0 mean: no limit, and the quickest answer.
     p = xlamem.pack(rows, time_limit=inf)
-    check(p.status == "placed" and p.peak == 96, f"pack(time_limit=math.inf): no limit, solved ({p.status}, {p.peak})")
+    check(p.status in ("optimal", "feasible") and p.peak == 96, f"pack(time_limit=math.inf): no limit, solved ({p.status}, {p.peak})")
     q = xlamem.pack(hard_rows(400, 100), time_limit=0)
     check(q.placed and q.status == "time_limit" and "stopped by the time limit" in q.text,
           f"pack(time_limit=0): the quickest placement, status time_limit ({q.status})")
     import numpy as np  # noqa: F401 - installed with jax and pandas; numpy integers are integers
     r = xlamem.pack([(np.int64(0), np.int32(4), np.int64(64))], capacity=np.int64(64), seed=np.uint64(3))
-    check(r.status == "placed", "pack takes numpy integers")
+    check(r.placed, f"pack takes numpy integers ({r.status})")
 
     example = os.path.join(root, "examples", "planning", "mlp_train_step.hlo")
     report_cases = [
@@ -164,7 +164,6 @@ def validation(root: str, work: str) -> None:
     with open(csv, "w") as f:
         f.write("id,lower,upper,size\na,0,4,64\nb,2,6,32\n")
     for args, needle in [(["pack", csv, "--time-limit", "nan"], "--time-limit nan is not a number of seconds"),
-                         (["pack", csv, "--time-limit", "inf"], "not infinite"),
                          (["pack", csv, "--time-limit", "-1"], "--time-limit -1 is negative"),
                          (["pack", csv, "--capacity", "-5"], "--capacity -5 is negative"),
                          (["pack", csv, "--seed", "-1"], "--seed"),
@@ -174,7 +173,8 @@ def validation(root: str, work: str) -> None:
         check(run.returncode == 3 and needle in run.stderr, f"python -m xlamem {' '.join(args[:1] + args[2:])}: exit 3, "
               f"'{needle}' ({run.returncode}, {run.stderr.strip()[:100]})")
     run = subprocess.run([sys.executable, "-m", "xlamem", "pack", csv, "--time-limit", "0"], capture_output=True, text=True)
-    check(run.returncode == 0 and "time limit" not in run.stdout, "python -m xlamem pack --time-limit 0: no limit, as the tool")
+    check(run.returncode == 0 and "status=optimal" in run.stdout,
+          f"python -m xlamem pack --time-limit 0: the quickest placement, as the tool ({run.stdout.strip()[-60:]!r})")
 
 
 CHILD = textwrap.dedent("""
@@ -230,7 +230,7 @@ def ctrl_c_child(call: str) -> None:
     latency = float(got[0]) - sent if out.startswith("started") and "interrupted" in out and got else math.inf
     check(latency <= LATENCY, f"Ctrl-C in a child's {call}(): KeyboardInterrupt {latency:.3f} s after SIGINT "
           f"(at most {LATENCY} s)" + ("" if "interrupted" in out else f"; stdout {out!r}, stderr {err[-300:]!r}"))
-    check(child.returncode == 0 and "after placed" in out and not err.strip(),
+    check(child.returncode == 0 and "after optimal" in out and not err.strip(),
           f"the child went on and exited cleanly (status {child.returncode}, stderr {err.strip()[-200:]!r})")
 
 
@@ -282,7 +282,7 @@ def ctrl_c_here() -> None:
         interrupted(report, "kill", 0.1)
     grown = resident_bytes() - before
     check(grown < 16 << 20, f"16 more interrupted calls: resident memory grew {grown / 2**20:.1f} MiB (under 16 MiB)")
-    check(xlamem.pack([(0, 4, 64)]).status == "placed", "a call after the interruptions runs as usual")
+    check(xlamem.pack([(0, 4, 64)]).status == "optimal", "a call after the interruptions runs as usual")
 
 
 def main() -> int:

@@ -651,7 +651,7 @@ constexpr std::uint64_t search_steps = 5000;
 // What the checks of one shape found, for the message.
 struct figures {
   int problems = 0, enumerated = 0, without_answer = 0, forbidden_after_presolve = 0;
-  int proven = 0, solved_to_optimum = 0, not_found_in_time = 0, search_reached = 0, search_runs = 0, tree_exact = 0, tree_runs = 0;
+  int proven = 0, proven_infeasible = 0, solved_to_optimum = 0, not_found_in_time = 0, search_reached = 0, search_runs = 0, tree_exact = 0, tree_runs = 0;
   std::uint64_t search_steps_to_optimum = 0;
 };
 
@@ -690,7 +690,7 @@ void check_lagrangian(const sh::search_model& m, double constant, std::int64_t o
 void check_search(const sh::problem& p, const sh::presolved& pre, const sh::search_model& m, std::int64_t optimum,
                   std::uint64_t seed, figures& f) {
   sh::assignment_state st(m, std::vector<std::uint32_t>(m.var_count(), 0));
-  if (!st.fits()) (void)sh::repair_memory(m, st, sh::solver_clock::now() + std::chrono::seconds(10));
+  if (!st.fits()) (void)sh::repair_memory(m, st, xlamem::solve_clock::now() + std::chrono::seconds(10));
   sh::neighbourhood_search lns(m, seed);
   const auto constant = pre.constant_cost.to_int64();
   ++f.search_runs;
@@ -712,15 +712,19 @@ void check_search(const sh::problem& p, const sh::presolved& pre, const sh::sear
 // `solve`: optimal only at the optimum, its bound at most the optimum, its cost exact.
 void check_solve(const sh::problem& p, const sh::solve_result& r, const std::optional<std::int64_t>& optimum, figures& f) {
   CHECK_MESSAGE(r.internal_error.empty(), r.internal_error);
+  if (r.status == xlamem::solve_status::infeasible) {  // a proof: the oracle found none either
+    CHECK_FALSE(optimum);
+    ++f.proven_infeasible;
+  }
   if (!optimum) {
     CHECK_FALSE((r.feasible && r.forbidden_choices == 0));
-    CHECK(r.status != sh::solve_status::optimal);
+    CHECK(r.status != xlamem::solve_status::optimal);
     CHECK_FALSE(r.lower_bound);
     return;
   }
   if (!r.feasible || r.forbidden_choices != 0) {  // the time ran out first: no claim may be made
     ++f.not_found_in_time;
-    CHECK(r.status != sh::solve_status::optimal);
+    CHECK(r.status != xlamem::solve_status::optimal);
     CHECK_FALSE(r.lower_bound);
     return;
   }
@@ -729,7 +733,7 @@ void check_solve(const sh::problem& p, const sh::solve_result& r, const std::opt
   CHECK(sh::wide_cost(*scored) == r.cost);
   REQUIRE(r.lower_bound);
   CHECK(*r.lower_bound <= sh::wide_cost(*optimum));
-  if (r.status == sh::solve_status::optimal) {
+  if (r.status == xlamem::solve_status::optimal) {
     ++f.proven;
     CHECK(r.cost == sh::wide_cost(*optimum));
     CHECK(*r.lower_bound == r.cost);
@@ -820,7 +824,7 @@ figures check_shape(shape s, int count, std::size_t min_nodes, std::size_t max_n
 void report(const std::string& name, const figures& f) {
   MESSAGE(name, ": ", f.problems, " problems (", f.enumerated, " enumerated, ", f.without_answer,
           " without an allowed assignment, ", f.forbidden_after_presolve, " with forbidden pairs after presolve); solve: ",
-          f.solved_to_optimum, " at the optimum, ", f.proven, " proven, ", f.not_found_in_time,
+          f.solved_to_optimum, " at the optimum, ", f.proven, " proven, ", f.proven_infeasible, " proven infeasible (the oracle agreeing), ", f.not_found_in_time,
           " without an allowed answer in ", first_solve_seconds(), " s; search: ", f.search_reached, " of ", f.search_runs,
           " reached the optimum (", f.search_runs > 0 ? static_cast<double>(f.search_steps_to_optimum) / std::max(1, f.search_reached) : 0.0,
           " steps on average); TRW-S exact on ", f.tree_exact, " of ", f.tree_runs, " trees");
@@ -889,11 +893,11 @@ TEST_SUITE("sharding/bounds") {
     sh::solve_result r;
     r.feasible = true;
     r.cost = sh::wide_cost(1000);
-    r.status = sh::solve_status::time_limit;
+    r.status = xlamem::solve_status::time_limit;
     sh::detail::settle_bound(r, 1500.0, false);
     CHECK_FALSE(r.lower_bound);
     CHECK_FALSE(r.gap);
-    CHECK(r.status == sh::solve_status::time_limit);
+    CHECK(r.status == xlamem::solve_status::time_limit);
     CHECK(r.internal_error.find("the lower bound 1500 is above the cost 1000") != std::string::npos);
     // The text and the JSON say the bound is unknown and print no gap.
     sh::problem p;
@@ -913,22 +917,22 @@ TEST_SUITE("sharding/bounds") {
     // gives the gap, none is 0.
     r.internal_error.clear();
     sh::detail::settle_bound(r, 1000.0, false);
-    CHECK(r.status == sh::solve_status::optimal);
+    CHECK(r.status == xlamem::solve_status::optimal);
     CHECK(*r.lower_bound == r.cost);
-    r.status = sh::solve_status::time_limit;
+    r.status = xlamem::solve_status::time_limit;
     sh::detail::settle_bound(r, 750.5, false);  // the optimum is an integer: at least 751
     CHECK(*r.lower_bound == sh::wide_cost(751));
     CHECK(*r.gap == doctest::Approx(0.249));
-    CHECK(r.status == sh::solve_status::time_limit);
+    CHECK(r.status == xlamem::solve_status::time_limit);
     sh::detail::settle_bound(r, -1e300, false);
     CHECK(*r.lower_bound == sh::wide_cost(0));
     sh::detail::settle_bound(r, -1e300, true);
-    CHECK(r.status == sh::solve_status::optimal);
+    CHECK(r.status == xlamem::solve_status::optimal);
     // Over the limit: no bound is claimed.
     r.feasible = false;
-    r.status = sh::solve_status::over_limit;
+    r.status = xlamem::solve_status::no_answer;
     sh::detail::settle_bound(r, 10.0, false);
     CHECK_FALSE(r.lower_bound);
-    CHECK(r.status == sh::solve_status::over_limit);
+    CHECK(r.status == xlamem::solve_status::no_answer);
   }
 }

@@ -47,7 +47,7 @@ TEST_SUITE("sharding/contest") {
     REQUIRE(best);
     const auto r = sh::solve(*p, seconds(2.0));
     REQUIRE(r);
-    CHECK(r->status == sh::solve_status::optimal);
+    CHECK(r->status == xlamem::solve_status::optimal);
     CHECK(r->cost == *best);
     CHECK(r->lower_bound == *best);
   }

@@ -26,8 +26,8 @@ sh::problem large_problem() {
   return xlamem::test::random_sharding_problem(11, {20000, 6, 5000, 0.05});
 }
 
-sh::solver_deadline passed() { return sh::solver_clock::now() - std::chrono::seconds(1); }
-sh::solver_deadline far_away() { return sh::solver_clock::now() + std::chrono::hours(1); }
+xlamem::solve_deadline passed() { return xlamem::solve_clock::now() - std::chrono::seconds(1); }
+xlamem::solve_deadline far_away() { return xlamem::solve_clock::now() + std::chrono::hours(1); }
 
 
 }  // namespace
@@ -110,7 +110,7 @@ TEST_SUITE("sharding/deadline") {
     o.deadline = far_away();
     const auto r = sh::solve(*example, o);
     REQUIRE(r);
-    CHECK(r->status == sh::solve_status::optimal);
+    CHECK(r->status == xlamem::solve_status::optimal);
     CHECK(r->cost == *xlamem::test::brute_force_optimum(*example));
   }
 }

@@ -89,7 +89,7 @@ TEST_SUITE("sharding/lagrangian") {
     REQUIRE(pre);
     const sh::search_model m(*pre);
     sh::lagrangian_relaxation lr(m);
-    const double bound = lr.step(1000.0, 5, sh::solver_clock::now() - std::chrono::seconds(1));
+    const double bound = lr.step(1000.0, 5, xlamem::solve_clock::now() - std::chrono::seconds(1));
     CHECK(bound == -std::numeric_limits<double>::infinity());
   }
 }

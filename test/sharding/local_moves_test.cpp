@@ -20,7 +20,7 @@ namespace sh = xlamem::sharding;
 
 namespace {
 
-const auto later = [] { return sh::solver_clock::now() + std::chrono::seconds(30); };
+const auto later = [] { return xlamem::solve_clock::now() + std::chrono::seconds(30); };
 
 // Whether some labelling of the model fits the limit (brute force).
 bool some_labelling_fits(const sh::search_model& m) {
@@ -109,7 +109,7 @@ TEST_SUITE("sharding/local_moves") {
     const sh::search_model m(pre);
     sh::assignment_state st(m, std::vector<std::uint32_t>(m.var_count(), 0));
     const auto labels = st.labels();
-    const auto past = sh::solver_clock::now() - std::chrono::seconds(1);
+    const auto past = xlamem::solve_clock::now() - std::chrono::seconds(1);
     CHECK(sh::improve_single(m, st, past) == 0);
     if (!st.fits()) CHECK_FALSE(sh::repair_memory(m, st, past));
     CHECK(st.labels() == labels);

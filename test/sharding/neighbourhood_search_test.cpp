@@ -47,7 +47,7 @@ TEST_SUITE("sharding/neighbourhood_search") {
       const auto optimum = optimum_within_limit(m);
       if (!optimum) continue;
       sh::assignment_state st(m, xlamem::test::random_labels(m, rng));
-      if (!st.fits() && !sh::repair_memory(m, st, sh::solver_clock::now() + std::chrono::seconds(30))) continue;
+      if (!st.fits() && !sh::repair_memory(m, st, xlamem::solve_clock::now() + std::chrono::seconds(30))) continue;
       ++runs;
       sh::neighbourhood_search lns(m, seed);
       if (seed % 3 == 0) lns.set_guide(xlamem::test::random_labels(m, rng));  // a guide, even a poor one, does no harm
@@ -80,7 +80,7 @@ TEST_SUITE("sharding/neighbourhood_search") {
     std::vector<std::vector<std::uint32_t>> runs;
     for (int run = 0; run < 2; ++run) {
       sh::assignment_state st(m, std::vector<std::uint32_t>(m.var_count(), 0));
-      (void)sh::repair_memory(m, st, sh::solver_clock::now() + std::chrono::seconds(30));
+      (void)sh::repair_memory(m, st, xlamem::solve_clock::now() + std::chrono::seconds(30));
       sh::neighbourhood_search lns(m, 99);
       for (int step = 0; step < 200; ++step) (void)lns.step(st);
       runs.push_back(st.labels());

@@ -124,7 +124,7 @@ TEST_SUITE("sharding/presolve") {
     xlamem::test::sharding_shape shape;
     shape.nodes = 5000;
     const auto p = xlamem::test::random_sharding_problem(3, shape);
-    const auto pre = sh::presolve(p, sh::solver_clock::now() - std::chrono::seconds(1));
+    const auto pre = sh::presolve(p, xlamem::solve_clock::now() - std::chrono::seconds(1));
     CHECK_FALSE(pre.complete);
     CHECK(sh::presolve(p).complete);
   }

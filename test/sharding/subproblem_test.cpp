@@ -101,7 +101,7 @@ TEST_SUITE("sharding/subproblem") {
       const sh::search_model m(*pre);
       sh::subproblem_search search(m);
       sh::assignment_state st(m, std::vector<std::uint32_t>(m.var_count(), 0));
-      if (!st.fits() && !sh::repair_memory(m, st, sh::solver_clock::now() + std::chrono::seconds(30))) continue;
+      if (!st.fits() && !sh::repair_memory(m, st, xlamem::solve_clock::now() + std::chrono::seconds(30))) continue;
       const auto before = st.cost();
       std::vector<std::uint32_t> vars(m.var_count());
       std::iota(vars.begin(), vars.end(), 0u);

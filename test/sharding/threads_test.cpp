@@ -151,7 +151,7 @@ TEST_SUITE("sharding/threads") {
         CHECK(quick->relaxation_steps == slow->relaxation_steps);
         CHECK(quick->search.steps == slow->search.steps);
         CHECK(quick->relaxation_steps + quick->search.steps == work);
-        CHECK(quick->status == sh::solve_status::work_limit);
+        CHECK(quick->status == xlamem::solve_status::work_limit);
         CHECK(quick->lower_bound == slow->lower_bound);
       }
     }

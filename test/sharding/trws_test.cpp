@@ -109,7 +109,7 @@ TEST_SUITE("sharding/trws") {
     sh::trws t(m);
     const double optimum = free_optimum(m, {}, t);
     for (int pass = 0; pass < 5; ++pass) {
-      sh::deadline_watch watch(sh::solver_clock::now() - std::chrono::seconds(1), 3);  // reads the clock after 3 units
+      xlamem::deadline_watch watch(xlamem::solve_clock::now() - std::chrono::seconds(1), 3);  // reads the clock after 3 units
       t.iterate(watch);
       CHECK(watch.seen_passed());
       CHECK(t.lower_bound() <= optimum + slack * std::abs(optimum) + slack);

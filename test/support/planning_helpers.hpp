@@ -58,7 +58,7 @@ inline module read(const fs::path& p) {
 }
 
 inline buffer_assignment<module> plan(const module& m, buffer_assignment_options o = {}) {
-  if (o.solver.family == xlamem::solver_family::search) o.time_limit_seconds = 0.05;
+  if (o.solver.family == xlamem::solver_family::search) o.time_limit = 0.05;
   auto a = buffer_assignment<module>::run(m, o);
   REQUIRE_MESSAGE(a.has_value(), (a ? std::string() : a.error().to_string()));
   auto ok = a->validate(m);

@@ -39,7 +39,7 @@ struct autoshard_options {
 
 int run_autoshard(const autoshard_options& opt) {
   if (auto bad = time_limit_problem(opt.time_limit)) return fail("autoshard", *bad);
-  const auto start = std::chrono::steady_clock::now();
+  const auto start = solve_clock::now();
   auto mesh = sharding::parse_mesh(opt.mesh);
   if (!mesh) return fail("autoshard", mesh.error().with_context("--mesh"));
   auto machine = sharding::machine_for(opt.machine, *mesh);
@@ -62,8 +62,8 @@ int run_autoshard(const autoshard_options& opt) {
   o.shard.memory_limit = limit;
   o.shard.max_strategies = opt.max_strategies;
   o.shard.solve.time_limit = opt.time_limit;
-  o.shard.solve.deadline = start + std::chrono::duration_cast<sharding::solver_clock::duration>(
-                                       std::chrono::duration<double>(std::min(opt.time_limit, 1e7)));
+  o.shard.solve.deadline = opt.time_limit > 0 ? deadline_after(start, opt.time_limit) : solve_deadline(start);
+  o.shard.solve.started = start;  // reading and parsing count
   o.shard.solve.threads = opt.threads != 0 ? opt.threads : available_cpus();
   o.shard.solve.seed = opt.seed;
   auto answer = autoshard::auto_shard_module(*m, *mesh, *machine, o, !opt.output.empty());
@@ -93,7 +93,7 @@ void add_autoshard_command(CLI::App& app, context& ctx) {
   cmd->add_option("--machine", opt->machine,
                   "machine preset pricing compute and links: h100-8-nvlink, h100-2x8-ib, tpu-v5e-256, cpu-host-8 (default)")
       ->capture_default_str();
-  cmd->add_option("--time-limit", opt->time_limit, "wall-clock seconds for the whole command, reading included (default 10)")
+  cmd->add_option("--time-limit", opt->time_limit, "wall-clock seconds for the whole command, reading included (default 10; 0: the first answer; inf: no limit)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads, "threads to search with (default: one per CPU this process may use)")
       ->check(CLI::Range(0u, 1024u));

@@ -11,7 +11,7 @@ namespace xlamem::cli {
 
 /// Runs `xlamem ARGS...` (`argv[0]` is the program's name, then the command and its options),
 /// writing to stdout and stderr and reading stdin for `-`; returns the exit status. Once
-/// `cancel` (when given: the library's `cancellation_flag`, packing/deadline.hpp, which this
+/// `cancel` (when given: the library's `cancellation_flag`, deadline.hpp, which this
 /// light header does not include) is set by another thread, the solvers of `plan`, `diff` and
 /// `pack` stop with what they have.
 int run_command_line(int argc, const char* const* argv, const std::atomic<bool>* cancel = nullptr);

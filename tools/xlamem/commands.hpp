@@ -74,15 +74,14 @@ inline CLI::Validator backend_check() {
 
 /// Checks a --time-limit value: a finite number of seconds, not negative.
 inline std::optional<std::string> time_limit_problem(double seconds) {
-  if (std::isnan(seconds)) return std::string("--time-limit nan is not a number of seconds");
-  if (std::isinf(seconds)) return std::string("--time-limit must be a finite number of seconds, not infinite");
-  if (seconds < 0) return fmt::format("--time-limit {} is negative; give 0 or more seconds", seconds);
+  if (std::isnan(seconds)) return std::string("--time-limit nan is not a number of seconds (0: at once, inf: no limit)");
+  if (seconds < 0) return fmt::format("--time-limit {} is negative; give 0 or more seconds (0: at once, inf: no limit)", seconds);
   return std::nullopt;
 }
 
 /// The memory report of FILE (a module, XLA's dump, a dump folder, or `-`) as `r` asks.
 inline result<report::memory_report> load_report(const std::string& file, const report_request& r) {
-  if (auto problem = time_limit_problem(r.time_limit_seconds)) return error(errc::invalid_argument, *problem);
+  if (auto problem = time_limit_problem(r.time_limit)) return error(errc::invalid_argument, *problem);
   if (file != "-") return read_memory_report(file, r);
   auto text = read_standard_input();
   if (!text) return text.error();

@@ -55,7 +55,7 @@ void add_diff_command(CLI::App& app, context& ctx) {
   cmd->add_flag("--replan", r.replan, "in dump folders: plan the modules rather than read XLA's plan");
   cmd->add_option("--solver", r.solver,
                   solver_help() + ". Default here: xla (deterministic, so identical modules give identical plans)");
-  cmd->add_option("--time-limit", r.time_limit_seconds, "seconds for the search solver (default 1)");
+  cmd->add_option("--time-limit", r.time_limit, "seconds for the search solver per heap (default 1; 0: heuristics only; inf: no limit)");
   cmd->add_option("--backend", r.backend, "whose buffer rules plan the modules: cpu (default) or gpu")
       ->check(backend_check());
   cmd->add_option("--top", opts->top, "how many changed buffers to list (default 12)");

@@ -92,7 +92,7 @@ void add_plan_command(CLI::App& app, context& ctx) {
         return {};
       });
   cmd->add_option("--solver", r.solver, solver_help());
-  cmd->add_option("--time-limit", r.time_limit_seconds, "seconds for the search solver (default 1)");
+  cmd->add_option("--time-limit", r.time_limit, "seconds for the search solver per heap (default 1; 0: heuristics only; inf: no limit)");
   cmd->add_option("--dump", opts->dump, "print a table instead of the summary: xla (XLA's buffer-assignment format)");
   cmd->add_flag("--json", opts->json,
                 "print everything as JSON: compiled_memory_stats, peak, memory_spaces, temp_heaps, "

@@ -32,10 +32,8 @@ int run_reduce(const reduce_options& opt) {
   auto intervals = read_memory_terms_csv(*text, name);
   if (!intervals) return fail("reduce", intervals.error());
   if (intervals->empty()) return fail("reduce", name + ":1:1: no primitives (expected rows id,first,last)");
-  const auto* policy = find_memory_term_policy(opt.policy);
-  if (policy == nullptr) {
-    return fail("reduce", fmt::format("unknown policy '{}' (expected {})", opt.policy, memory_term_policy_names()));
-  }
+  const auto policy = parse_memory_term_policy(opt.policy);
+  if (!policy) return fail("reduce", policy.error());
   auto r = reduce_memory_terms(*intervals, *policy, {opt.max_iterations});
   if (!r) return fail("reduce", name + ": " + r.error().message());
   const memory_terms_report report{name, policy->name, &*r};

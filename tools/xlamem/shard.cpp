@@ -70,24 +70,25 @@ int run_shard(const shard_options& opt) {
   if (auto bad = time_limit_problem(opt.time_limit)) return fail("shard", *bad);
   // The time limit covers the whole command, reading included (as the contest counts it): one
   // deadline from here that every phase keeps (reading, presolve, search, the answer's scoring).
-  const auto start = std::chrono::steady_clock::now();
-  const sharding::solver_deadline deadline =
-      opt.evaluate.empty() ? sharding::solver_deadline(start + std::chrono::duration_cast<sharding::solver_clock::duration>(
-                                                                   std::chrono::duration<double>(std::min(opt.time_limit, 1e7))))
-                           : std::nullopt;
+  // A limit of 0 is a deadline already passed: the first answer, at once.
+  const auto start = solve_clock::now();
+  const solve_deadline deadline = !opt.evaluate.empty() ? solve_deadline()
+                                  : opt.time_limit > 0   ? deadline_after(start, opt.time_limit)
+                                                         : solve_deadline(start);
   auto p = opt.file == "-" ? read_iopddl_stream(stdin, "<stdin>", iopddl_limits(), deadline)
                            : read_iopddl(opt.file, iopddl_limits(), deadline);
   if (!p && p.error().code() == errc::deadline_exceeded) return report_no_answer(opt, p.error());
   if (!p) return fail("shard", p.error());
   if (!opt.evaluate.empty()) return run_evaluate(opt, *p);
-  if (std::chrono::steady_clock::now() >= *deadline) {  // read, but no time left for even the first answer
+  if (deadline_passed(deadline)) {  // read, but no time left for even the first answer
     return report_no_answer(opt, make_error(errc::deadline_exceeded, display_name(opt.file) + ": the time limit ran out as reading ended"));
   }
-  const double read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double read_seconds = std::chrono::duration<double>(solve_clock::now() - start).count();
 
   sharding::solve_options so;
-  so.time_limit = std::max(0.0, opt.time_limit - read_seconds);
+  so.time_limit = opt.time_limit;
   so.deadline = deadline;
+  so.started = start;  // the reading counts, in the limit and in every time reported
   so.threads = opt.threads != 0 ? opt.threads : available_cpus();
   so.seed = opt.seed;
   so.work_limit = opt.work_limit;
@@ -105,10 +106,6 @@ int run_shard(const shard_options& opt) {
   // assertions stops here, so that the tests cannot miss it.
   if (!r->internal_error.empty()) fmt::print(stderr, "xlamem shard: internal error: {}\n", r->internal_error);
   assert(r->internal_error.empty());
-  // Times from the start of the command, reading included.
-  r->seconds += read_seconds;
-  if (r->seconds_to_first_feasible >= 0) r->seconds_to_first_feasible += read_seconds;
-  if (r->seconds_to_best >= 0) r->seconds_to_best += read_seconds;
   sharding_report report{display_name(opt.file), &*p, &*r, so.threads, opt.time_limit, read_seconds, std::nullopt,
                          opt.work_limit, opt.seed};
   if (!opt.output.empty()) {
@@ -127,7 +124,7 @@ void add_shard_command(CLI::App& app, context& ctx) {
       "shard", "Choose a sharding strategy per instruction under a memory limit (XLA's auto-sharding problem, IOPDDL)");
   cmd->add_option("FILE", opt->file, "IOPDDL problem (JSON, plain or gzip); '-' reads standard input")->required();
   cmd->add_option("--time-limit", opt->time_limit,
-                  "wall-clock seconds for the whole command, reading included (default 10)")
+                  "wall-clock seconds for the whole command, reading included (default 10; 0: the first answer; inf: no limit)")
       ->capture_default_str();
   cmd->add_option("--threads", opt->threads,
                   "threads to search with (default: one per CPU this process may use, after its affinity and cgroup quota)")

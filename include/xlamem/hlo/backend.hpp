@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "xlamem/error.hpp"
+#include "xlamem/name_table.hpp"
 
 namespace xlamem::hlo {
 
@@ -34,6 +35,7 @@ using color_pair = std::pair<std::int64_t, std::int64_t>;
 
 /// How one XLA compiler assigns buffers.
 struct backend_preset {
+  static constexpr std::string_view kind = "backend";
   std::string_view name;                       ///< "cpu", "gpu"
   std::string_view help;                       ///< one line for `--help` and messages
   xla_backend rules = xla_backend::cpu;        ///< the graph model's sharing rules
@@ -57,22 +59,13 @@ inline constexpr std::array<backend_preset, 2> backend_presets{xla_cpu, xla_gpu}
 
 /// The preset named `name`, or null.
 [[nodiscard]] constexpr const backend_preset* find_backend(std::string_view name) noexcept {
-  for (const auto& b : backend_presets) {
-    if (b.name == name) return &b;
-  }
-  return nullptr;
+  return name_table<backend_preset>(backend_presets).find(name);
 }
 
-/// The preset named `name`, or `errc::invalid_argument`: "unknown backend 'tpu' (expected cpu,
-/// XLA:CPU's rules, or gpu, XLA:GPU's on NVIDIA)".
+/// The preset named `name`, or `errc::invalid_argument`: "unknown backend 'tpu' (expected cpu
+/// or gpu)".
 [[nodiscard]] inline result<backend_preset> parse_backend(std::string_view name) {
-  if (const auto* b = find_backend(name)) return *b;
-  std::string expected;
-  for (std::size_t i = 0; i < backend_presets.size(); ++i) {
-    if (i > 0) expected += i + 1 == backend_presets.size() ? ", or " : ", ";
-    expected += std::string(backend_presets[i].name) + ", " + std::string(backend_presets[i].help);
-  }
-  return make_error(errc::invalid_argument, "unknown backend '" + std::string(name) + "' (expected " + expected + ")");
+  return name_table<backend_preset>(backend_presets).parse(name);
 }
 
 }  // namespace xlamem::hlo

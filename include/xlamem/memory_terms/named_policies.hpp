@@ -14,6 +14,7 @@
 #include <string_view>
 
 #include "xlamem/error.hpp"
+#include "xlamem/name_table.hpp"
 #include "xlamem/memory_terms/reduction.hpp"
 #include "xlamem/memory_terms/verify.hpp"
 
@@ -21,6 +22,7 @@ namespace xlamem {
 
 /// One named policy: `reduce(num_lives, intervals, options)`.
 struct named_term_policy {
+  static constexpr std::string_view kind = "policy";
   std::string_view name;
   result<memory_term_reduction> (*reduce)(std::int64_t, std::span<const term_interval>, const memory_term_options&) = nullptr;
 };
@@ -41,20 +43,16 @@ inline constexpr std::array<named_term_policy, 2> memory_term_policies{{
 
 /// The policy named `name`, or null.
 [[nodiscard]] constexpr const named_term_policy* find_memory_term_policy(std::string_view name) noexcept {
-  for (const auto& p : memory_term_policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
+  return name_table<named_term_policy>(memory_term_policies).find(name);
 }
 
 /// "xla_compatible or split_aware".
-[[nodiscard]] inline std::string memory_term_policy_names() {
-  std::string s;
-  for (std::size_t i = 0; i < memory_term_policies.size(); ++i) {
-    s += i == 0 ? "" : i + 1 == memory_term_policies.size() ? " or " : ", ";
-    s += memory_term_policies[i].name;
-  }
-  return s;
+[[nodiscard]] inline std::string memory_term_policy_names() { return name_table<named_term_policy>(memory_term_policies).names(); }
+
+/// The policy named `name`, or `errc::invalid_argument`: "unknown policy 'x' (expected
+/// xla_compatible or split_aware)".
+[[nodiscard]] inline result<named_term_policy> parse_memory_term_policy(std::string_view name) {
+  return name_table<named_term_policy>(memory_term_policies).parse(name);
 }
 
 /// Reduces `intervals` with `policy` over the time steps up to the last valid end, and checks

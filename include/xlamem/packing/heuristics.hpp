@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "xlamem/packing/aligned_lower_bound.hpp"
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/interval_index.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -61,7 +61,7 @@ struct timed_placement {
 /// A policy that keeps a deadline: `place_by` returns by it (within one check's stride).
 template <class H>
 concept deadline_heuristic = packing_heuristic<H> &&
-    requires(const H& h, const packing_problem& p, const interval_graph& g, const packing_deadline& d) {
+    requires(const H& h, const packing_problem& p, const interval_graph& g, const solve_deadline& d) {
       { h.place_by(p, g, d) } -> std::same_as<timed_placement>;
     };
 
@@ -105,7 +105,7 @@ inline std::int64_t gap_offset(const std::vector<std::pair<std::int64_t, std::in
 /// and the clock is read every 2^16 of them.
 inline std::optional<placement> place_in_order_until(const packing_problem& p, const interval_graph& g,
                                                      const std::vector<int>& order, fit_rule rule,
-                                                     const packing_deadline& deadline) {
+                                                     const solve_deadline& deadline) {
   const std::size_t n = p.buffers.size();
   placement out;
   out.offsets.assign(n, 0);
@@ -119,10 +119,10 @@ inline std::optional<placement> place_in_order_until(const packing_problem& p, c
     }
   }
   std::vector<std::pair<std::int64_t, std::int64_t>> used;
-  deadline_checker late(deadline, std::size_t{1} << 16);
+  deadline_watch late(deadline, std::size_t{1} << 16);
   for (const int bi : order) {
     const auto i = static_cast<std::size_t>(bi);
-    if (late.due(used.size() + 16)) return std::nullopt;
+    if (late.passed(used.size() + 16)) return std::nullopt;
     if (placed[i]) continue;
     placed[i] = 1;
     const auto& b = p.buffers[i];
@@ -213,7 +213,7 @@ inline std::vector<int> sorted_order(const packing_problem& p, const interval_gr
 /// its cost beyond n log n, up to (buffers x live buffers) on training-step shapes.
 struct skyline_budget {
   std::size_t requeues = static_cast<std::size_t>(-1);
-  packing_deadline deadline;
+  solve_deadline deadline;
 };
 
 /// The lowest offset at or above `low` (granules) where buffer `b` clears the fixed byte
@@ -287,12 +287,12 @@ skyline_end skyline_drain(const packing_problem& p, const interval_graph& g, con
   // Stacking the rest costs a query and an update of the tree per rank left, about twice a
   // refresh of the loop (each a query): measured as the loop runs, and started when the time
   // left would not cover it.
-  const auto started = packing_clock::now();
+  const auto started = solve_clock::now();
   std::size_t requeues = 0, rounds = 0, queries = 0;
   auto must_stack = [&] {
     if (budget.deadline.cancelled()) return true;
     if (!budget.deadline) return false;
-    const auto now = packing_clock::now();
+    const auto now = solve_clock::now();
     const auto per_query = (now - started) / static_cast<std::int64_t>(std::max<std::size_t>(queries, 1));
     return now + 2 * per_query * static_cast<std::int64_t>(left) >= *budget.deadline;
   };
@@ -604,7 +604,7 @@ struct xla_best_fit {
 
   [[nodiscard]] std::string_view name() const noexcept { return "xla-best-fit"; }
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
-                                         const packing_deadline& deadline) const {
+                                         const solve_deadline& deadline) const {
     using detail::order_key;
     std::optional<placement> spatial;
     if (order != xla_order::temporal) {
@@ -628,7 +628,7 @@ static_assert(deadline_heuristic<xla_best_fit>);
 struct first_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "first-fit"; }
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
-                                         const packing_deadline& deadline) const {
+                                         const solve_deadline& deadline) const {
     return timed_placement::all_or_nothing(detail::place_in_order_until(
         p, g, detail::sorted_order(p, g, detail::order_key::size, detail::order_key::duration), fit_rule::first, deadline));
   }
@@ -643,7 +643,7 @@ static_assert(deadline_heuristic<first_fit>);
 struct skyline_fit {
   [[nodiscard]] std::string_view name() const noexcept { return "skyline"; }
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
-                                         const packing_deadline& deadline) const {
+                                         const solve_deadline& deadline) const {
     detail::skyline_budget budget;
     budget.deadline = deadline;
     bool stacked = false;
@@ -708,9 +708,9 @@ struct portfolio_fit {
     return *place_by(p, g, std::nullopt).solution;
   }
   [[nodiscard]] timed_placement place_by(const packing_problem& p, const interval_graph& g,
-                                         const packing_deadline& deadline) const {
+                                         const solve_deadline& deadline) const {
     using detail::order_key;
-    using clock = packing_clock;
+    using clock = solve_clock;
     bool cut = false;  // the deadline ended a run or kept one from starting
     clock::duration longest{0};
     auto timed = [&](auto&& run) {

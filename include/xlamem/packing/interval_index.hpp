@@ -24,7 +24,7 @@
 #include <utility>
 #include <vector>
 
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/deadline.hpp"
 
 namespace xlamem::detail {
 
@@ -308,8 +308,8 @@ struct conflict_lists {
 /// read every 2^18 steps of work: pairs made, live buffers scanned, list entries sorted), so
 /// that memory and time stay bounded on any input.
 inline std::optional<conflict_lists> build_conflicts(const std::vector<int>& first, const std::vector<int>& last,
-                                                     std::size_t max_edges, const packing_deadline& deadline = std::nullopt) {
-  const auto started = packing_clock::now();
+                                                     std::size_t max_edges, const solve_deadline& deadline = std::nullopt) {
+  const auto started = solve_clock::now();
   const std::size_t n = first.size();
   std::vector<int> order;
   order.reserve(n);
@@ -323,12 +323,12 @@ inline std::optional<conflict_lists> build_conflicts(const std::vector<int>& fir
   // Two sweeps over the same order: the first counts each buffer's conflicts (and stops past
   // `max_edges`), the second writes them into rows sized by the count, so no list of pairs
   // is kept and no array grows while the clock runs.
-  deadline_checker late(deadline, std::size_t{1} << 18);
+  deadline_watch late(deadline, std::size_t{1} << 18);
   std::vector<int> active;
   auto sweep = [&](auto&& pair, auto&& more) {
     active.clear();
     for (const int i : order) {
-      if (late.due(2 * active.size() + 1)) return false;  // the scan below, then the pairs
+      if (late.passed(2 * active.size() + 1)) return false;  // the scan below, then the pairs
       const int f = first[static_cast<std::size_t>(i)];
       std::size_t keep = 0;
       for (const int a : active) {
@@ -352,7 +352,7 @@ inline std::optional<conflict_lists> build_conflicts(const std::vector<int>& fir
   if (!counted) return std::nullopt;
   // Allocating the lists (every page touched at once, unchecked) costs about what counting
   // them did, and filling them as much again: not started when the time left is shorter.
-  if (deadline && packing_clock::now() + 2 * (packing_clock::now() - started) >= *deadline) return std::nullopt;
+  if (deadline && solve_clock::now() + 2 * (solve_clock::now() - started) >= *deadline) return std::nullopt;
   conflict_lists out;
   out.start.assign(n + 1, 0);
   for (std::size_t i = 0; i < n; ++i) out.start[i + 1] = out.start[i] + degree[i];
@@ -366,7 +366,7 @@ inline std::optional<conflict_lists> build_conflicts(const std::vector<int>& fir
       [](std::size_t) { return true; });
   if (!filled) return std::nullopt;
   for (std::size_t i = 0; i < n; ++i) {
-    if (late.due(4 * (out.start[i + 1] - out.start[i]) + 1)) return std::nullopt;  // about k log k
+    if (late.passed(4 * (out.start[i + 1] - out.start[i]) + 1)) return std::nullopt;  // about k log k
     std::sort(out.adjacent.begin() + static_cast<std::ptrdiff_t>(out.start[i]),
               out.adjacent.begin() + static_cast<std::ptrdiff_t>(out.start[i + 1]));
   }

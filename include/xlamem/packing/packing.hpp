@@ -7,7 +7,7 @@
 #pragma once
 
 #include "xlamem/packing/aligned_lower_bound.hpp"
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/interval_index.hpp"

@@ -36,8 +36,9 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/solve_status.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/interval_index.hpp"
@@ -45,31 +46,28 @@
 
 namespace xlamem {
 
-/// Outcome of a decision search.
-enum class search_status {
-  feasible,    ///< a placement within the capacity was found
-  infeasible,  ///< proven: no placement fits the capacity
-  timed_out,   ///< the time or node limit ran out first
-};
+// A decision search reports `feasible` (a placement within the capacity), `infeasible`
+// (proven: none fits) or `no_answer` (the time or node limit ran out first): the status words
+// of every solver (solve_status.hpp).
 
 /// The exact search keeps explicit conflict lists; above this many conflicting pairs (about
 /// 260 MB of lists) it is not attempted and the heuristics' answer stands (`minimize_peak`)
-/// or the decision reports `timed_out` (`pack_within`). Compiler traces far above it (10^8
+/// or the decision reports `no_answer` (`pack_within`). Compiler traces far above it (10^8
 /// pairs) sit at or within a fraction of a percent of the lower bound with the heuristics.
 inline constexpr std::size_t search_edge_limit = std::size_t{1} << 25;
 
 /// Options of a decision search (`pack_within`).
 struct search_options {
   std::int64_t capacity = 0;         ///< every buffer must end at or below this
-  double time_limit_seconds = 10.0;  ///< wall-clock limit (<= 0: none)
-  packing_deadline deadline;         ///< when set, the deadline instead of the time limit
+  double time_limit = 10.0;  ///< wall-clock seconds (0: at once; infinity: none)
+  solve_deadline deadline;         ///< when set, the deadline instead of the time limit
   std::uint64_t node_limit = 0;      ///< total node limit (0: none)
   std::uint64_t seed = 0;            ///< varies branching orders after the first three
 };
 
 /// Result of a decision search.
 struct search_result {
-  search_status status = search_status::timed_out;
+  solve_status status = solve_status::no_answer;
   placement solution;         ///< valid when status is feasible
   std::uint64_t nodes = 0;    ///< search nodes visited
   double seconds = 0.0;
@@ -77,15 +75,17 @@ struct search_result {
 
 /// Options of `minimize_peak`.
 struct minimize_options {
-  double time_limit_seconds = 10.0;  ///< wall-clock limit for the whole minimisation
-  packing_deadline deadline;         ///< when set, the deadline instead of the time limit
+  double time_limit = 10.0;  ///< wall-clock seconds for the whole minimisation (0: at once; infinity: none)
+  solve_deadline deadline;         ///< when set, the deadline instead of the time limit
   std::uint64_t seed = 0;
   std::int64_t capacity = -1;        ///< when >= 0, fail (infeasible) if nothing fits under it
 };
 
 /// Result of `minimize_peak`.
 struct minimize_result {
-  search_status status = search_status::timed_out;  ///< feasible when a placement is returned
+  /// optimal, feasible or time_limit with a placement (solve_status.hpp); infeasible: nothing
+  /// fits `capacity`; no_answer: none found under it.
+  solve_status status = solve_status::no_answer;
   placement solution;
   std::int64_t peak = 0;         ///< peak of `solution`
   std::int64_t lower_bound = 0;  ///< proven lower bound on the optimal peak
@@ -178,9 +178,9 @@ class canonical_search {
     clock_mask_ = every - 1;
   }
 
-  /// Runs the search at `capacity`. Returns feasible / infeasible / timed_out (node budget or
+  /// Runs the search at `capacity`. Returns feasible / infeasible / no_answer (node budget or
   /// deadline). On success `offsets()` holds the placement. `seed` != 0 perturbs the ranks.
-  search_status run(std::int64_t capacity, branching heuristic, std::uint64_t seed, std::uint64_t node_budget,
+  solve_status run(std::int64_t capacity, branching heuristic, std::uint64_t seed, std::uint64_t node_budget,
                     clock::time_point deadline, bool has_deadline) {
     capacity_ = capacity;
     heuristic_ = heuristic;
@@ -209,13 +209,13 @@ class canonical_search {
     for (std::size_t k = 0; k < m; ++k) {
       for (int s = first_[k]; s < last_[k]; ++s) total_[static_cast<std::size_t>(s)] += size_[k];
       for (int s = first_[k]; s + 1 < last_[k]; ++s) ++cuts_[static_cast<std::size_t>(s)];
-      if (size_[k] > capacity) return search_status::infeasible;
+      if (size_[k] > capacity) return solve_status::infeasible;
     }
     for (const auto& b : p_.buffers) {
-      if (b.fixed_offset && b.size > 0 && *b.fixed_offset + b.size > capacity) return search_status::infeasible;
+      if (b.fixed_offset && b.size > 0 && *b.fixed_offset + b.size > capacity) return solve_status::infeasible;
     }
     for (std::size_t s = 0; s < sections_; ++s) {
-      if (total_[s] > capacity) return search_status::infeasible;
+      if (total_[s] > capacity) return solve_status::infeasible;
     }
     low_undo_.clear();
     cand_.clear();
@@ -224,9 +224,9 @@ class canonical_search {
     std::vector<int> all(m);
     std::iota(all.begin(), all.end(), 0);
     const auto r = solve_parts(0, static_cast<int>(sections_), all, std::numeric_limits<std::int64_t>::min());
-    return r == outcome::found       ? search_status::feasible
-           : r == outcome::not_found ? search_status::infeasible
-                                     : search_status::timed_out;
+    return r == outcome::found       ? solve_status::feasible
+           : r == outcome::not_found ? solve_status::infeasible
+                                     : solve_status::no_answer;
   }
 
   /// The placement found by the last successful run, in problem indexing.
@@ -580,7 +580,7 @@ class canonical_search {
 /// nodes from 8.8 to 4.6 million (E: 2.8 million).
 inline constexpr std::uint64_t wat_budget_divisor = 4;
 
-inline search_status solve_capacity(canonical_search& engine, std::int64_t capacity,
+inline solve_status solve_capacity(canonical_search& engine, std::int64_t capacity,
                                     canonical_search::clock::time_point deadline, bool has_deadline,
                                     std::uint64_t total_node_limit, std::uint64_t seed, placement& out,
                                     std::uint64_t& nodes, int variants = 3, std::uint64_t first_limit = 0) {
@@ -590,18 +590,18 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
       const auto heuristic = static_cast<branching>(v % 3);
       std::uint64_t budget = heuristic == branching::wat ? std::max<std::uint64_t>(limit / wat_budget_divisor, 1) : limit;
       if (total_node_limit != 0) {
-        if (nodes >= total_node_limit) return search_status::timed_out;
+        if (nodes >= total_node_limit) return solve_status::no_answer;
         budget = std::min(budget, total_node_limit - nodes);
       }
       const std::uint64_t variant_seed = v < 3 ? 0 : seed * 1000003ULL + static_cast<std::uint64_t>(v);
       const auto r = engine.run(capacity, heuristic, variant_seed, budget, deadline, has_deadline);
       nodes += engine.nodes();
-      if (r == search_status::feasible) {
+      if (r == solve_status::feasible) {
         out = engine.offsets();
         return r;
       }
-      if (r == search_status::infeasible) return r;
-      if (engine.timed_out()) return search_status::timed_out;
+      if (r == solve_status::infeasible) return r;
+      if (engine.timed_out()) return solve_status::no_answer;
     }
     limit *= 2;
   }
@@ -613,7 +613,7 @@ inline search_status solve_capacity(canonical_search& engine, std::int64_t capac
 /// the engine's set-up, which copies the lists once, starts only while at least as much time
 /// is left as the lists took (its cost is of the same order); nothing either once the work
 /// is cancelled.
-inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, const packing_deadline& until) {
+inline std::optional<conflict_lists> search_conflicts(const interval_graph& g, const solve_deadline& until) {
   using clock = canonical_search::clock;
   if (g.edge_count() > search_edge_limit) return std::nullopt;
   const auto t0 = clock::now();
@@ -643,36 +643,37 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   using clock = detail::canonical_search::clock;
   const auto start = clock::now();
   search_result out;
-  auto finish = [&](search_status st) {
+  auto finish = [&](solve_status st) {
     out.status = st;
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
   };
-  if (lower_bound(p) > o.capacity) return finish(search_status::infeasible);
-  const auto until = deadline_or_after(o.deadline, start, o.time_limit_seconds);
+  if (lower_bound(p) > o.capacity) return finish(solve_status::infeasible);
+  const auto until = deadline_or_after(o.deadline, start, o.time_limit);
   const bool has_deadline = until.has_value();
   const auto deadline = until.value_or(start);
   out.solution = std::move(*portfolio_fit{}.place_by(p, g, until).solution);
-  if (peak_of(p, out.solution) <= o.capacity) return finish(search_status::feasible);
+  if (peak_of(p, out.solution) <= o.capacity) return finish(solve_status::feasible);
   const auto lists_started = clock::now();
   const auto conflicts = detail::search_conflicts(g, until);
   if (!conflicts) {  // too large for the exact search, or out of time building it
     out.solution.offsets.clear();
-    return finish(search_status::timed_out);
+    return finish(solve_status::no_answer);
   }
   detail::canonical_search engine(p, g, *conflicts, until.cancel);
   const auto search_deadline = detail::before_teardown(deadline, lists_started);
   placement found;
   const auto st = detail::solve_capacity(engine, o.capacity, search_deadline, has_deadline, o.node_limit, o.seed,
                                          found, out.nodes);
-  if (st == search_status::feasible) out.solution = std::move(found);
+  if (st == solve_status::feasible) out.solution = std::move(found);
   else out.solution.offsets.clear();
   return finish(st);
 }
 
 /// Decision search: a placement whose peak is at most `o.capacity`, or a proof that none
-/// exists, or `timed_out`. `portfolio_fit` is tried first. Errors: the problem is malformed.
+/// exists, or `no_answer`. `portfolio_fit` is tried first. Errors: the problem is malformed.
 [[nodiscard]] inline result<search_result> pack_within(const packing_problem& p, const search_options& o) {
+  if (const char* bad = time_limit_error(o.time_limit)) return make_error(errc::invalid_argument, bad);
   if (auto ok = validate_problem(p); !ok) return ok.error();
   return pack_within(p, interval_graph(p), o);
 }
@@ -683,7 +684,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
                                                    const minimize_options& o) {
   using clock = detail::canonical_search::clock;
   const auto start = clock::now();
-  const auto until = deadline_or_after(o.deadline, start, o.time_limit_seconds);
+  const auto until = deadline_or_after(o.deadline, start, o.time_limit);
   const bool has_deadline = until.has_value();
   const auto deadline = until.value_or(start);
   minimize_result out;
@@ -694,16 +695,16 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   auto search_deadline = deadline;  // moved earlier once the search's lists are built
   auto finish = [&] {
     out.peak = out.solution.offsets.empty() ? 0 : peak_of(p, out.solution);
-    out.optimal = !out.solution.offsets.empty() && out.peak <= out.lower_bound;
-    if (out.optimal) out.lower_bound = out.peak;
+    out.optimal = !out.solution.offsets.empty() && out.peak == out.lower_bound;  // the bound never clamped
     out.stopped_by_time_limit =
         !out.optimal && has_deadline &&
         (heuristics_cut || (!out.search_skipped && (out_of_time || clock::now() >= search_deadline)));
+    if (out.status == solve_status::feasible) out.status = answer_status(out.optimal, out.stopped_by_time_limit);
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
     return out;
   };
   if (o.capacity >= 0 && out.lower_bound > o.capacity) {
-    out.status = search_status::infeasible;
+    out.status = solve_status::infeasible;
     return finish();
   }
   auto first = portfolio_fit{}.place_by(p, g, until);
@@ -713,7 +714,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   const bool fits = o.capacity < 0 || best_peak <= o.capacity;
   if (fits) {
     out.solution = best;
-    out.status = search_status::feasible;
+    out.status = solve_status::feasible;
   }
   if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
   const auto lists_started = clock::now();
@@ -731,7 +732,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
     best_peak = peak_of(p, best);
     if (o.capacity < 0 || best_peak <= o.capacity) {
       out.solution = best;
-      out.status = search_status::feasible;
+      out.status = solve_status::feasible;
     }
   };
   // Half of the effort goes to the lower bound: one round-robin pass per round at a node
@@ -748,14 +749,14 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
       const auto st = detail::solve_capacity(engine, out.lower_bound, search_deadline, has_deadline, 3 * level, o.seed, found,
                                              used, 3, level);
       out.nodes += used;
-      if (st == search_status::feasible) {
+      if (st == solve_status::feasible) {
         adopt(std::move(found));
         break;
       }
-      if (st == search_status::infeasible) {
+      if (st == solve_status::infeasible) {
         out.lower_bound += granule;
         if (o.capacity >= 0 && out.lower_bound > o.capacity && best_peak > o.capacity) {
-          out.status = search_status::infeasible;
+          out.status = solve_status::infeasible;
           return finish();
         }
         continue;
@@ -781,12 +782,12 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
                                                std::max<std::uint64_t>(level / 2, 256), o.seed, found, used);
         out.nodes += used;
         spent += used;
-        if (st == search_status::feasible) {
+        if (st == solve_status::feasible) {
           adopt(std::move(found));
           improved = true;
           break;
         }
-        if (st == search_status::infeasible) out.lower_bound = std::max(out.lower_bound, target + granule);
+        if (st == solve_status::infeasible) out.lower_bound = std::max(out.lower_bound, target + granule);
       }
       if (!improved) break;
     }
@@ -794,19 +795,20 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   }
   if (o.capacity < 0 || best_peak <= o.capacity) {
     out.solution = best;
-    out.status = search_status::feasible;
+    out.status = solve_status::feasible;
   } else {
-    out.status = search_status::timed_out;
+    out.status = solve_status::no_answer;
   }
   return finish();
 }
 
-/// Anytime minimisation of the peak within `o.time_limit_seconds`: starts from
+/// Anytime minimisation of the peak within `o.time_limit`: starts from
 /// `portfolio_fit`, then alternates decision searches at the proven lower bound (which close
 /// LB-tight instances) with searches just below the best peak found (which improve it), each
 /// with a node budget that doubles every round. A decision search that is exhausted raises
 /// the proven lower bound. Errors: the problem is malformed.
 [[nodiscard]] inline result<minimize_result> minimize_peak(const packing_problem& p, const minimize_options& o = {}) {
+  if (const char* bad = time_limit_error(o.time_limit)) return make_error(errc::invalid_argument, bad);
   if (auto ok = validate_problem(p); !ok) return ok.error();
   return minimize_peak(p, interval_graph(p), o);
 }

@@ -8,8 +8,8 @@
 /// model: one table in the library, none in the tools).
 ///
 /// `solve(problem, solver, options)` validates the problem once, builds its interval graph
-/// once, runs the solver, checks the placement and reports the status (placed, proven
-/// infeasible under a capacity, or out of time), the peak, the best proven lower bound, the
+/// once, runs the solver, checks the placement and reports the status (the words of every
+/// solver, solve_status.hpp: optimal, feasible, time_limit, infeasible, no_answer), the peak, the best proven lower bound, the
 /// search nodes and the seconds spent. It prints nothing.
 ///
 /// The time limit is a wall-clock contract for every solver, not only the search: `solve`
@@ -31,12 +31,14 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
-#include "xlamem/packing/deadline.hpp"
+#include "xlamem/name_table.hpp"
 #include "xlamem/packing/heuristics.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -56,19 +58,24 @@ enum class solver_family : std::uint8_t {
 /// Options of `solve`.
 struct solve_options {
   std::int64_t capacity = -1;        ///< >= 0: decide whether everything fits under it; < 0: minimise the peak
-  double time_limit_seconds = 10.0;  ///< wall-clock seconds for the whole solve, every solver (<= 0: no limit)
-  /// When set, the deadline instead of `time_limit_seconds`: a front end that counts its
+  /// Wall-clock seconds for the whole solve, every solver; 0: the quickest placement (a
+  /// deadline already passed); infinity: none (deadline.hpp).
+  double time_limit = 10.0;
+  /// When set, the deadline instead of `time_limit`: a front end that counts its
   /// reading in the limit sets it from its own start. `solve` hands each solver its deadline
   /// here, moved earlier by the reserve. Its `cancel` flag, with or without a time, stops the
-  /// solve early when another thread sets it (packing/deadline.hpp).
-  packing_deadline deadline;
+  /// solve early when another thread sets it (deadline.hpp).
+  solve_deadline deadline;
+  /// When the caller's work began (a front end's start, its reading included): the time limit
+  /// and the seconds reported count from it. None: the start of the call.
+  std::optional<solve_clock::time_point> started;
   std::uint64_t seed = 0;            ///< varies the search's branching orders
   bool xla_baseline = true;          ///< also place with XLA's best fit, as a baseline figure
 };
 
 /// What one run of a solver found, before `solve` checks and completes it.
 struct solver_outcome {
-  search_status status = search_status::feasible;  ///< feasible: `solution` is a placement
+  solve_status status = solve_status::feasible;  ///< with an answer (`has_answer`): `solution` is a placement
   placement solution;
   std::int64_t lower_bound = 0;  ///< a proven lower bound on the optimal peak (0: none of its own)
   std::uint64_t nodes = 0;       ///< search nodes visited
@@ -80,6 +87,7 @@ using solver_function = result<solver_outcome> (*)(const packing_problem&, const
 
 /// One row of the solver table.
 struct named_solver {
+  static constexpr std::string_view kind = "solver";
   std::string_view name;
   std::string_view aliases;  ///< older spellings still accepted, comma-separated
   std::string_view help;     ///< one line for `--help`
@@ -98,10 +106,10 @@ result<solver_outcome> run_heuristic(const packing_problem& p, const interval_gr
     solver_outcome out;
     out.stopped_by_time_limit = !r.complete;
     if (r.solution) out.solution = std::move(*r.solution);
-    else out.status = search_status::timed_out;
+    else out.status = solve_status::no_answer;
     return out;
   } else {
-    return solver_outcome{search_status::feasible, H{}.place(p, g), 0, 0};
+    return solver_outcome{solve_status::feasible, H{}.place(p, g), 0, 0};
   }
 }
 
@@ -111,15 +119,15 @@ inline result<solver_outcome> run_search(const packing_problem& p, const interva
   if (o.capacity >= 0) {
     search_options so;
     so.capacity = o.capacity;
-    so.time_limit_seconds = o.time_limit_seconds;
+    so.time_limit = o.time_limit;
     so.deadline = o.deadline;
     so.seed = o.seed;
     auto r = pack_within(p, g, so);
     return solver_outcome{r.status, std::move(r.solution), 0, r.nodes,
-                          r.status == search_status::timed_out && deadline_passed(o.deadline)};
+                          r.status == solve_status::no_answer && deadline_passed(o.deadline)};
   }
   minimize_options mo;
-  mo.time_limit_seconds = o.time_limit_seconds;
+  mo.time_limit = o.time_limit;
   mo.deadline = o.deadline;
   mo.seed = o.seed;
   auto r = minimize_peak(p, g, mo);
@@ -145,7 +153,7 @@ inline constexpr std::array<named_solver, 7> packing_solvers{{
 }};
 
 /// A solver table: `packing_solvers`, or a table of one's own (`with_solver`).
-using solver_table = std::span<const named_solver>;
+using solver_table = name_table<named_solver>;
 
 /// `table` with `row` added at the end: a front end's (or a test's) own solver, in one row.
 template <std::size_t N>
@@ -160,51 +168,27 @@ template <std::size_t N>
 /// The solver named `name` (its name or one of its aliases) in `table`, or null.
 [[nodiscard]] constexpr const named_solver* find_solver(std::string_view name,
                                                         solver_table table = packing_solvers) noexcept {
-  for (const auto& s : table) {
-    if (s.name == name) return &s;
-    std::string_view rest = s.aliases;
-    while (!rest.empty()) {
-      const auto comma = rest.find(',');
-      if (rest.substr(0, comma) == name) return &s;
-      rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
-    }
-  }
-  return nullptr;
+  return table.find(name);
 }
 
 /// The names of `table`: "search, heuristic, xla, first-fit or skyline".
-[[nodiscard]] inline std::string solver_names(solver_table table = packing_solvers) {
-  std::string names;
-  for (std::size_t i = 0; i < table.size(); ++i) {
-    names += i == 0 ? "" : i + 1 == table.size() ? " or " : ", ";
-    names += table[i].name;
-  }
-  return names;
-}
+[[nodiscard]] inline std::string solver_names(solver_table table = packing_solvers) { return table.names(); }
 
 /// The solver named `name` in `table`, or `errc::invalid_argument` listing the names.
 [[nodiscard]] inline result<named_solver> parse_solver(std::string_view name, solver_table table = packing_solvers) {
-  if (const auto* s = find_solver(name, table)) return *s;
-  return make_error(errc::invalid_argument,
-                    "unknown solver '" + std::string(name) + "' (expected " + solver_names(table) + ")");
+  return table.parse(name);
 }
 
 /// Every solver with its help and aliases: "search (exact/anytime ...); heuristic (the best of
 /// the fast heuristics; also portfolio); ...".
-[[nodiscard]] inline std::string solvers_help(solver_table table = packing_solvers) {
-  std::string s;
-  for (const auto& e : table) {
-    if (!s.empty()) s += "; ";
-    s += std::string(e.name) + " (" + std::string(e.help);
-    if (!e.aliases.empty()) s += "; also " + std::string(e.aliases);
-    s += ")";
-  }
-  return s;
-}
+[[nodiscard]] inline std::string solvers_help(solver_table table = packing_solvers) { return table.help(); }
 
 /// What `solve` found.
 struct solve_result {
-  search_status status = search_status::timed_out;  ///< feasible: placed; infeasible: proven under the capacity
+  /// optimal: placed at the lower bound; feasible: placed, the solver finished; time_limit:
+  /// placed, the deadline (or a cancellation) ended the work; infeasible: proven not to fit the
+  /// capacity; no_answer: no placement within the capacity (solve_status.hpp).
+  solve_status status = solve_status::no_answer;
   xlamem::placement placement;                       ///< valid when placed
   std::int64_t peak = 0;                             ///< of `placement` (0 when not placed)
   std::int64_t lower_bound = 0;                      ///< best proven bound on the optimal peak (at most `peak`)
@@ -218,28 +202,32 @@ struct solve_result {
   double seconds = 0.0;                              ///< wall-clock time of the whole solve
   std::size_t sections = 0;                          ///< of the interval graph
   std::size_t conflicts = 0;                         ///< conflicting buffer pairs
+  /// A contradiction `solve` caught in a solver (a lower bound above the peak of its own valid
+  /// placement: a bug); the placement stands, the solver's bound is dropped for the simple one.
+  std::string internal_error;
 
-  [[nodiscard]] bool placed() const noexcept { return status == search_status::feasible; }
-  [[nodiscard]] bool optimal() const noexcept { return placed() && peak == lower_bound; }
+  [[nodiscard]] bool placed() const noexcept { return has_answer(status); }
+  [[nodiscard]] bool optimal() const noexcept { return status == solve_status::optimal; }
 };
 
 /// Packs `p` with `solver` within the time limit (see the file's comment). XLA's best fit runs
 /// as a baseline (`o.xla_baseline`), with a quarter of the time, unless the problem has more
 /// conflicting pairs than the heuristic portfolio gives it (`portfolio_fit::xla_edge_limit`)
 /// and `solver` is not XLA's own. A heuristic's placement above `o.capacity` is `infeasible`
-/// when even the lower bound is above it, else `timed_out`. @returns the problem's validation
+/// when even the lower bound is above it, else `no_answer`. @returns the problem's validation
 /// error, or `errc::internal` when the solver returns an invalid placement.
 [[nodiscard]] inline result<solve_result> solve(const packing_problem& p, const named_solver& solver,
                                                 const solve_options& o = {}) {
-  const auto start = packing_clock::now();
-  const auto deadline = deadline_or_after(o.deadline, start, o.time_limit_seconds);
+  const auto start = o.started.value_or(solve_clock::now());
+  const auto deadline = deadline_or_after(o.deadline, start, o.time_limit);
+  if (const char* bad = time_limit_error(o.time_limit)) return make_error(errc::invalid_argument, bad);
   if (auto ok = validate_problem(p); !ok) return ok.error();
   if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
   const interval_graph g(p);
   solve_result out;
   out.sections = g.section_count();
   out.conflicts = g.edge_count();
-  const auto bound_started = packing_clock::now();
+  const auto bound_started = solve_clock::now();
   out.max_live = lower_bound(p);
   const bool is_xla = solver.family == solver_family::xla;
   // XLA's best fit and first fit have nothing in hand when cut short; the search and the
@@ -249,16 +237,16 @@ struct solve_result {
   // just computed, so it is reserved as a multiple of that bound's time (measured on 10^6
   // buffers of both generators: the final check 2.5 times it, the fallback sweep 6 times;
   // 12 leaves room for a loaded machine).
-  const auto bound_time = packing_clock::now() - bound_started;
+  const auto bound_time = solve_clock::now() - bound_started;
   solve_options inner = o;
   inner.deadline = deadline_before(deadline, (may_fall_back ? 12 : 3) * bound_time + std::chrono::milliseconds(5));
   // XLA's best fit costs time in the number of conflicting pairs: on compiler traces far above
   // the portfolio's limit it would dominate the solve, so it is left out there.
   if (o.xla_baseline && !is_xla && g.edge_count() <= portfolio_fit{}.xla_edge_limit) {
-    packing_deadline share = inner.deadline;  // its time replaced, its flag kept
+    solve_deadline share = inner.deadline;  // its time replaced, its flag kept
     if (inner.deadline) {
-      const auto now = packing_clock::now();
-      share.time = now + std::max(*inner.deadline - now, packing_clock::duration::zero()) / 4;
+      const auto now = solve_clock::now();
+      share.time = now + std::max(*inner.deadline - now, solve_clock::duration::zero()) / 4;
     }
     const auto x = xla_best_fit{}.place_by(p, g, share);
     if (x.complete) out.xla_best_fit_peak = peak_of(p, *x.solution);
@@ -268,21 +256,21 @@ struct solve_result {
   if (!run) return run.error();
   out.stopped_by_time_limit = run->stopped_by_time_limit;
   // The search's time-out under a capacity is an answer (undecided); any other solver's is not.
-  if (run->status == search_status::timed_out && run->stopped_by_time_limit && solver.family != solver_family::search) {
+  if (run->status == solve_status::no_answer && run->stopped_by_time_limit && solver.family != solver_family::search) {
     auto swept = detail::sweep_in_time(p);  // nothing where an offset is fixed: then the stacking
     out.fallback = swept ? sweep_fit{}.name() : stack_fit{}.name();
     run->solution = swept ? std::move(*swept) : stack_fit{}.place(p, g);
-    run->status = search_status::feasible;
+    run->status = solve_status::feasible;
   }
   if (is_xla && o.xla_baseline) {
     if (run->stopped_by_time_limit) out.xla_baseline_out_of_time = true;
-    else if (run->status == search_status::feasible) out.xla_best_fit_peak = peak_of(p, run->solution);
+    else if (has_answer(run->status)) out.xla_best_fit_peak = peak_of(p, run->solution);
   }
   out.status = run->status;
   out.nodes = run->nodes;
   out.lower_bound = std::max(out.max_live, run->lower_bound);
-  if (out.status == search_status::feasible && o.capacity >= 0 && peak_of(p, run->solution) > o.capacity) {
-    out.status = out.max_live > o.capacity ? search_status::infeasible : search_status::timed_out;
+  if (has_answer(out.status) && o.capacity >= 0 && peak_of(p, run->solution) > o.capacity) {
+    out.status = out.max_live > o.capacity ? solve_status::infeasible : solve_status::no_answer;
   }
   if (out.placed()) {
     if (auto ok = validate(p, run->solution); !ok) {
@@ -291,11 +279,17 @@ struct solve_result {
     }
     out.placement = std::move(run->solution);
     out.peak = peak_of(p, out.placement);
-    out.lower_bound = std::min(out.lower_bound, out.peak);
+    if (out.lower_bound > out.peak) {  // never clamped: a wrong bound would read as a proof
+      out.internal_error = "solver '" + std::string(solver.name) + "' claimed the lower bound " +
+                           std::to_string(out.lower_bound) + " above the peak " + std::to_string(out.peak) +
+                           " of its own placement (a bug: please report it); the simple bound stands";
+      out.lower_bound = out.max_live;
+    }
     if (out.peak == out.lower_bound) out.stopped_by_time_limit = false;  // optimal: nothing was left to do
+    out.status = answer_status(out.peak == out.lower_bound, out.stopped_by_time_limit);
   }
   out.cancelled = deadline.cancelled();
-  out.seconds = std::chrono::duration<double>(packing_clock::now() - start).count();
+  out.seconds = std::chrono::duration<double>(solve_clock::now() - start).count();
   return out;
 }
 

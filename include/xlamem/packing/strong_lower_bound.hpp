@@ -25,13 +25,16 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/packing/interval_graph.hpp"
 #include "xlamem/packing/problem.hpp"
@@ -41,7 +44,7 @@ namespace xlamem {
 
 /// Options of `strong_lower_bound`.
 struct strong_bound_options {
-  double time_limit_seconds = 5.0;  ///< for all proofs together (<= 0: none)
+  double time_limit = 5.0;  ///< seconds for all proofs together (0: none tried; infinity: no limit)
   std::size_t windows = 8;          ///< fullest sections used as window centres
   std::size_t max_width = 64;       ///< widest window, in sections (widths double from 1)
   std::size_t max_buffers = 400;    ///< windows meeting more buffers are not tried
@@ -128,15 +131,16 @@ inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem&
 }
 
 /// Raises max live bytes by window proofs (the windows of `strong_bound_windows`) within
-/// `o.time_limit_seconds`. Errors: the problem is malformed.
+/// `o.time_limit`. Errors: the problem is malformed.
 [[nodiscard]] inline result<strong_bound_result> strong_lower_bound(const packing_problem& p,
                                                                    const strong_bound_options& o = {}) {
   if (auto ok = validate_problem(p); !ok) return ok.error();
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
-  const bool has_deadline = o.time_limit_seconds > 0;
-  const auto deadline = start + std::chrono::duration_cast<clock::duration>(
-                                    std::chrono::duration<double>(has_deadline ? o.time_limit_seconds : 0.0));
+  if (const char* bad = time_limit_error(o.time_limit)) return make_error(errc::invalid_argument, bad);
+  const auto until = deadline_after(start, o.time_limit);
+  const bool has_deadline = until.has_value();
+  const auto deadline = until.value_or(start);
   auto time_left = [&] { return std::chrono::duration<double>(deadline - clock::now()).count(); };
   strong_bound_result out;
   out.max_live = lower_bound(p);
@@ -148,7 +152,7 @@ inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem&
     const auto sub = window_relaxation(p, g, a, b);
     minimize_options mo;
     // A share of what is left, so that later windows still get a chance.
-    mo.time_limit_seconds = has_deadline ? std::max(0.001, time_left() / 4) : 0.0;
+    mo.time_limit = has_deadline ? std::max(0.001, time_left() / 4) : std::numeric_limits<double>::infinity();
     const auto r = minimize_peak(sub, mo);
     if (!r) return r.error();
     ++out.proofs;
@@ -167,8 +171,9 @@ inline std::pair<std::int64_t, std::int64_t> window_times(const packing_problem&
 /// Options of `window_survey`.
 struct window_survey_options {
   std::int64_t capacity = -1;        ///< the capacity decided per window (< 0: `lower_bound(p)`)
-  double seconds_per_window = 10.0;  ///< decision search limit per window (<= 0: none)
-  double time_limit_seconds = 0.0;   ///< for the whole survey (<= 0: none); windows left are open
+  double seconds_per_window = 10.0;  ///< decision search limit per window (infinity: none)
+  /// Seconds for the whole survey (infinity: none); windows left are open.
+  double time_limit = std::numeric_limits<double>::infinity();
   /// Placements of the whole problem (any peak) tried on each window before searching: a
   /// window where one of them, restricted, stays under the capacity needs no search.
   std::vector<placement> hints;
@@ -178,7 +183,7 @@ struct window_survey_options {
 struct window_verdict {
   std::size_t first = 0, end = 0;
   std::size_t buffers = 0;
-  search_status status = search_status::timed_out;
+  solve_status status = solve_status::no_answer;
   placement solution;  ///< feasible: a placement of `window_relaxation(p, g, first, end)`
   double seconds = 0.0;
 };
@@ -203,7 +208,7 @@ namespace detail {
   std::vector<window_verdict> out;
   for (std::size_t i = 0; i < open.size(); ++i) {
     bool contains_other = false;
-    if (open[i].status == search_status::infeasible) {
+    if (open[i].status == solve_status::infeasible) {
       out.push_back(std::move(open[i]));
       continue;
     }
@@ -225,6 +230,9 @@ namespace detail {
 /// Errors: the problem is malformed.
 [[nodiscard]] inline result<window_survey_result> window_survey(const packing_problem& p,
                                                                 const window_survey_options& o = {}) {
+  for (const double limit : {o.time_limit, o.seconds_per_window}) {
+    if (const char* bad = time_limit_error(limit)) return make_error(errc::invalid_argument, bad);
+  }
   if (auto ok = validate_problem(p); !ok) return ok.error();
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
@@ -246,49 +254,49 @@ namespace detail {
         if (detail::meets_window(p, g, i, a, b)) restricted.offsets.push_back(h.offsets[i]);  // as in `sub`
       }
       if (validate(sub, restricted) && peak_of(sub, restricted) <= out.capacity) {
-        v.status = search_status::feasible;
+        v.status = solve_status::feasible;
         v.solution = std::move(restricted);
         return v;
       }
     }
     search_options so;
     so.capacity = out.capacity;
-    so.time_limit_seconds = o.seconds_per_window;
-    if (o.time_limit_seconds > 0) {
-      const double left = o.time_limit_seconds - elapsed();
+    so.time_limit = o.seconds_per_window;
+    if (std::isfinite(o.time_limit)) {
+      const double left = o.time_limit - elapsed();
       if (left <= 0) {
-        v.status = search_status::timed_out;
+        v.status = solve_status::no_answer;
         return v;
       }
-      if (so.time_limit_seconds <= 0 || left < so.time_limit_seconds) so.time_limit_seconds = left;
+      so.time_limit = std::min(so.time_limit, left);
     }
     // Half of the budget to the decision search at the capacity, half to `minimize_peak`:
     // with slack under the capacity its probes at lower targets often find a placement the
     // decision search misses (J's window [1, 55): timed out in 60 s, 945 of 966 granules in 20 s).
-    const double budget = so.time_limit_seconds;
-    if (budget > 0) so.time_limit_seconds = budget / 2;
+    const double budget = so.time_limit;
+    if (std::isfinite(budget)) so.time_limit = budget / 2;
     auto r = pack_within(sub, so);
     if (!r) return r.error();
     ++out.searches;
     v.status = r->status;
     v.seconds = r->seconds;
     placement found = std::move(r->solution);
-    if (v.status == search_status::timed_out && budget > 0) {
+    if (v.status == solve_status::no_answer && std::isfinite(budget)) {
       minimize_options mo;
-      mo.time_limit_seconds = budget / 2;
+      mo.time_limit = budget / 2;
       auto m = minimize_peak(sub, mo);
       if (!m) return m.error();
       v.seconds += m->seconds;
-      if (m->status == search_status::feasible && m->peak <= out.capacity) {
-        v.status = search_status::feasible;
+      if (has_answer(m->status) && m->peak <= out.capacity) {
+        v.status = solve_status::feasible;
         found = std::move(m->solution);
       } else if (m->lower_bound > out.capacity) {
-        v.status = search_status::infeasible;  // an exhausted decision search above the capacity
+        v.status = solve_status::infeasible;  // an exhausted decision search above the capacity
       }
     }
-    if (v.status == search_status::feasible) {
+    if (v.status == solve_status::feasible) {
       // Only a placement that checks out is a certificate.
-      if (!validate(sub, found) || peak_of(sub, found) > out.capacity) v.status = search_status::timed_out;
+      if (!validate(sub, found) || peak_of(sub, found) > out.capacity) v.status = solve_status::no_answer;
       else v.solution = std::move(found);
     }
     return v;
@@ -302,16 +310,16 @@ namespace detail {
       out.complete = true;
       break;
     }
-    if (o.time_limit_seconds > 0 && elapsed() >= o.time_limit_seconds) break;
+    if (elapsed() >= o.time_limit) break;  // never for infinity
     auto v = decide(a, b + 1);
     if (!v) return v.error();
-    if (v->status == search_status::feasible) {
+    if (v->status == solve_status::feasible) {
       held = std::move(*v);
       held_valid = true;
       ++b;
       continue;
     }
-    if (v->status == search_status::infeasible) {
+    if (v->status == solve_status::infeasible) {
       // p's optimum exceeds the capacity and is a multiple of its granule.
       const auto granule = packing_granule(p);
       out.lower_bound = (out.capacity / granule + 1) * granule;

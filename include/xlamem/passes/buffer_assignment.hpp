@@ -77,7 +77,7 @@ struct buffer_assignment_options {
   /// default is the search), used as `named_temp_packer` says.
   named_solver solver = packing_solvers.front();
   /// Time budget of a search-family solver per heap, seconds.
-  double time_limit_seconds = 1.0;
+  double time_limit = 1.0;
   /// A cancellation flag for the temporary heaps' solvers (`named_temp_packer::cancel`).
   const cancellation_flag* cancel = nullptr;
   /// Reuse live-out and aliased-parameter allocations for other buffers (XLA does).
@@ -169,7 +169,7 @@ class buffer_assignment {
 
   /// Assigns the buffers of `g` with the solver of `o` (`named_temp_packer`).
   [[nodiscard]] static result<buffer_assignment> run(const G& g, const buffer_assignment_options& o = {}) {
-    return run(g, o, named_temp_packer{o.solver, o.time_limit_seconds, o.cancel});
+    return run(g, o, named_temp_packer{o.solver, o.time_limit, o.cancel});
   }
 
   /// Assigns the buffers of `g`, packing temporaries with `packer`.

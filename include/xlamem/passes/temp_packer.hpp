@@ -42,9 +42,9 @@ static_assert(temp_packer<xla_best_fit_packer>);  // packing/xla_best_fit.hpp
 /// A row of the solver table as a temporary-heap packer (see the file comment).
 struct named_temp_packer {
   named_solver solver = packing_solvers.front();
-  double time_limit_seconds = 1.0;  ///< the search family's budget per heap (<= 0: heuristics only; infinity: none)
+  double time_limit = 1.0;  ///< the search family's budget per heap (<= 0: heuristics only; infinity: none)
   /// Once set (by another thread), the heuristics and the search stop as at a deadline and
-  /// the heap gets the best placement in hand (packing/deadline.hpp); null: never.
+  /// the heap gets the best placement in hand (deadline.hpp); null: never.
   const cancellation_flag* cancel = nullptr;
 
   [[nodiscard]] std::string_view name() const noexcept { return solver.name; }
@@ -55,14 +55,14 @@ struct named_temp_packer {
     if (auto ok = validate_problem(p); !ok) return ok.error();
     if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
     const interval_graph g(p);
-    packing_deadline watch;  // no time limit: only the cancellation flag
+    solve_deadline watch;  // no time limit: only the cancellation flag
     watch.cancel = cancel;
     if (solver.family != solver_family::search) {
       solve_options o;
       o.deadline = watch;
       auto r = solver.run(p, g, o);
       if (!r) return r.error();
-      if (r->status != search_status::feasible) return stack_fit{}.place(p, g);  // cancelled before a placement
+      if (!has_answer(r->status)) return stack_fit{}.place(p, g);  // cancelled before a placement
       return std::move(r->solution);
     }
     placement best = std::move(*portfolio_fit{}.place_by(p, g, watch).solution);  // the sweep's at least
@@ -76,13 +76,13 @@ struct named_temp_packer {
         best = std::move(*xla.solution);
       }
     }
-    if (time_limit_seconds > 0 && best_peak > temp_lower_bound(p)) {
+    if (time_limit > 0 && best_peak > temp_lower_bound(p)) {
       solve_options o;
-      o.time_limit_seconds = time_limit_seconds;
+      o.time_limit = time_limit;
       o.deadline = watch;
       o.xla_baseline = false;
       auto r = solver.run(p, g, o);
-      if (r && r->status == search_status::feasible && validate(p, r->solution) && peak_of(p, r->solution) < best_peak) {
+      if (r && has_answer(r->status) && validate(p, r->solution) && peak_of(p, r->solution) < best_peak) {
         best = std::move(r->solution);
       }
     }

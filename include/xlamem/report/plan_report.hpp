@@ -30,7 +30,7 @@ struct plan_request {
   std::string backend = "cpu";      ///< a preset of `hlo::backend_presets`: "cpu" (XLA:CPU) or "gpu" (XLA:GPU)
   std::string solver = "search";    ///< a row of `packing_solvers`, by name or alias
   std::int64_t alignment = 0;       ///< of temporaries, bytes; 0: the backend's
-  double time_limit_seconds = 1.0;  ///< the search's budget per heap (<= 0: heuristics only; infinity: none)
+  double time_limit = 1.0;  ///< the search's budget per heap (<= 0: heuristics only; infinity: none)
   /// Once set by another thread, the heaps' solvers stop early with the placement in hand
   /// (`named_temp_packer::cancel`): the plan is still valid. Null: never.
   const cancellation_flag* cancel = nullptr;
@@ -57,7 +57,7 @@ struct planning_setup {
   planning_setup s{*backend, {}};
   s.options.solver = *solver;
   s.options.alignment = r.alignment != 0 ? r.alignment : backend->alignment;
-  s.options.time_limit_seconds = r.time_limit_seconds;
+  s.options.time_limit = r.time_limit;
   s.options.cancel = r.cancel;
   s.options.can_use_allocation.assign(backend->can_use_allocation.begin(), backend->can_use_allocation.end());
   return s;

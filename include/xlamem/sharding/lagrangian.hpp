@@ -29,7 +29,7 @@ class lagrangian_relaxation {
   /// One step: price the labels, run `passes` TRW-S passes, take the bound, then move the prices
   /// along the subgradient of the labels read off. @returns this step's bound (without the
   /// presolve constant), or minus infinity when `deadline` cut the step short.
-  double step(double target, int passes = 5, solver_deadline deadline = std::nullopt) {
+  double step(double target, int passes = 5, solve_deadline deadline = std::nullopt) {
     deadline_watch watch(deadline);
     const auto& m = *model_;
     const auto& rows = m.rows();

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "xlamem/sharding/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/sharding/search_model.hpp"
 
 namespace xlamem::sharding {
@@ -21,10 +21,10 @@ namespace xlamem::sharding {
 /// Relabels variables until the assignment fits the limit. @returns false when no single
 /// relabelling frees memory on the most loaded row any more (the limit cannot be met this way)
 /// or the deadline passed.
-inline bool repair_memory(const search_model& m, assignment_state& st, solver_clock::time_point deadline) {
+inline bool repair_memory(const search_model& m, assignment_state& st, solve_clock::time_point deadline) {
   const auto& rows = m.rows();
   while (!st.fits()) {
-    if (solver_clock::now() >= deadline) return false;
+    if (solve_clock::now() >= deadline) return false;
     const std::size_t worst = st.load().argmax();
     const usage_type excess = st.load().max();
     double best_ratio = std::numeric_limits<double>::infinity();
@@ -57,12 +57,12 @@ inline bool repair_memory(const search_model& m, assignment_state& st, solver_cl
 
 /// Gives each variable in turn its cheapest label that fits, until a whole pass changes
 /// nothing or the deadline passes. @returns how much the cost went down.
-inline cost_type improve_single(const search_model& m, assignment_state& st, solver_clock::time_point deadline) {
+inline cost_type improve_single(const search_model& m, assignment_state& st, solve_clock::time_point deadline) {
   const cost_type start = st.cost();
   for (bool changed = true; changed;) {
     changed = false;
     for (std::size_t v = 0; v < m.var_count(); ++v) {
-      if ((v & 63) == 0 && solver_clock::now() >= deadline) return start - st.cost();
+      if ((v & 63) == 0 && solve_clock::now() >= deadline) return start - st.cost();
       cost_type best = 0;
       std::uint32_t best_s = st.label(v);
       for (std::uint32_t s = 0; s < m.labels(v); ++s) {

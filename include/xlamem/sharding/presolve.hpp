@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "xlamem/error.hpp"
-#include "xlamem/sharding/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/sharding/problem.hpp"
 
 namespace xlamem::sharding {
@@ -158,8 +158,8 @@ class presolver {
   static constexpr std::uint32_t none = presolved::none;
 
   template <sharding_problem P>
-  presolver(const P& p, solver_deadline deadline) : watch_(building_deadline(deadline)) {
-    const auto build_start = solver_clock::now();
+  presolver(const P& p, solve_deadline deadline) : watch_(building_deadline(deadline)) {
+    const auto build_start = solve_clock::now();
     using T = problem_traits<P>;
     const std::size_t n = T::node_count(p);
     out_.original_nodes = n;
@@ -204,7 +204,7 @@ class presolver {
     }
     // Freeing the lists takes about as long as building them: the rounds stop that long (and a
     // fifth more) before the deadline, so that a presolve cut short is gone by then.
-    if (deadline) watch_ = deadline_watch(*deadline - (solver_clock::now() - build_start) * 6 / 5);
+    if (deadline) watch_ = deadline_watch(deadline_before(deadline, (solve_clock::now() - build_start) * 6 / 5));
   }
 
   presolved run() {
@@ -252,10 +252,10 @@ class presolver {
 
   // Building the per-variable, per-edge and per-term lists gets 5/11 of the time left: cut
   // there, freeing them (about 1.2 times as long again) still ends by the deadline.
-  static solver_deadline building_deadline(solver_deadline deadline) {
-    const auto now = solver_clock::now();
+  static solve_deadline building_deadline(solve_deadline deadline) {
+    const auto now = solve_clock::now();
     if (!deadline || *deadline <= now) return deadline;
-    return now + (*deadline - now) / 11 * 5;  // divided first: no overflow for a far deadline
+    return solve_deadline(now + (*deadline - now) / 11 * 5, deadline.cancel);  // divided first: no overflow for a far deadline
   }
 
   void add_term(std::uint32_t v, std::int64_t lo, std::int64_t hi, std::vector<usage_type> use) {
@@ -637,7 +637,7 @@ class presolver {
 /// forbidden choice comes back with `has_permitted_assignment == false` and the reason, and one
 /// whose presolve `deadline` cut short with `complete == false`.
 template <sharding_problem P>
-[[nodiscard]] presolved presolve(const P& p, solver_deadline deadline = std::nullopt) {
+[[nodiscard]] presolved presolve(const P& p, solve_deadline deadline = std::nullopt) {
   return detail::presolver(p, deadline).run();
 }
 

@@ -277,7 +277,7 @@ template <shardable_program P>
 /// the producer did not make it (a forbidden choice, cheaper in memory than any real answer).
 /// Every choice per operation has real answers (copies join any two), so the answer becomes
 /// the least-memory one: each operation at its smallest shard, copies where needed, status
-/// `over_limit`, no bound.
+/// `no_answer` (or `infeasible`, when proven), no bound.
 [[nodiscard]] inline result<void> settle_no_answer(const program_problem& built, solve_result& r) {
   if (r.feasible && r.forbidden_choices == 0) return {};
   assignment per_op(built.op_count, 0);
@@ -289,7 +289,8 @@ template <shardable_program P>
   r.strategies = complete_assignment(built, per_op);
   auto e = evaluate(built.problem, r.strategies);
   if (!e) return e.error();
-  r.status = e->allowed() ? solve_status::time_limit : solve_status::over_limit;
+  if (e->allowed()) r.status = solve_status::time_limit;
+  else if (r.status != solve_status::infeasible) r.status = solve_status::no_answer;  // a proof stays
   r.cost = e->cost;
   r.peak = e->peak_usage;
   r.feasible = e->feasible;
@@ -301,7 +302,7 @@ template <shardable_program P>
 
 /// Shards `program` on `mesh` and `machine` within `options.memory_limit` bytes per device at
 /// the least time (see the file comment). When no sharding fits, the least-usage answer comes
-/// back with status `over_limit` and the error-free result says so; errors are for bad input.
+/// back with status `no_answer` (or `infeasible`) and the error-free result says so; errors are for bad input.
 template <shardable_program P>
 [[nodiscard]] result<auto_shard_result> auto_shard(const P& program, const device_mesh& mesh,
                                                    const machine_model& machine, const auto_shard_options& options = {}) {

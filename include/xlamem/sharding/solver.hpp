@@ -44,12 +44,14 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 #include "xlamem/sharding/lagrangian.hpp"
 #include "xlamem/sharding/local_moves.hpp"
 #include "xlamem/sharding/neighbourhood_search.hpp"
 #include "xlamem/sharding/presolve.hpp"
+#include "xlamem/solve_status.hpp"
 
 namespace xlamem::sharding {
 
@@ -62,11 +64,15 @@ struct solve_progress {
 };
 
 struct solve_options {
-  /// Wall-clock seconds for the whole call.
+  /// Wall-clock seconds for the whole call; 0: the first answer, at once; infinity: none
+  /// (deadline.hpp).
   double time_limit = 10.0;
   /// When set, the end of the call instead of `time_limit` from its start (a caller that spent
   /// part of its limit before, reading the problem, passes the end of its own limit).
-  solver_deadline deadline;
+  solve_deadline deadline;
+  /// When the caller's work began (a front end's start, its reading included): the time limit
+  /// and every time reported count from it. None: the start of the call.
+  std::optional<solve_clock::time_point> started;
   /// Threads to search with (1: only the calling thread).
   unsigned threads = 1;
   /// Seed of the random choices (thread k uses seed + k).
@@ -80,28 +86,13 @@ struct solve_options {
   double progress_interval = 1.0;
 };
 
-enum class solve_status {
-  optimal,          ///< the assignment is proven optimal (its cost equals the lower bound)
-  time_limit,       ///< the time ran out: the best assignment found, within the limit
-  work_limit,       ///< the work limit ran out: the best assignment found, within the limit
-  over_limit,       ///< no assignment within the memory limit was found
-  forbidden,        ///< the assignment uses a forbidden choice (cost >= forbidden_cost): no
-                    ///< assignment without one was found (or, per presolve, none exists)
-};
-
-[[nodiscard]] constexpr const char* to_string(solve_status s) noexcept {
-  switch (s) {
-    case solve_status::optimal: return "optimal";
-    case solve_status::time_limit: return "time_limit";
-    case solve_status::work_limit: return "work_limit";
-    case solve_status::over_limit: return "over_limit";
-    case solve_status::forbidden: return "forbidden";
-  }
-  return "unknown";
-}
-
 struct solve_result {
-  solve_status status = solve_status::over_limit;
+  /// optimal: proven (cost equals the lower bound); time_limit / work_limit: the best
+  /// assignment within the memory limit when that limit (or a cancellation) ended the search;
+  /// infeasible: proven that no assignment fits the memory limit without a forbidden choice;
+  /// no_answer: none found (`feasible` and `forbidden_choices` say what the answer breaks).
+  solve_status status = solve_status::no_answer;
+  bool cancelled = false;         ///< the deadline's cancellation flag ended the search
   assignment strategies;          ///< one strategy per node of the original problem
   wide_cost cost;                 ///< exact cost of `strategies` on the original problem
   bool feasible = false;          ///< within the memory limit at every time step
@@ -128,7 +119,7 @@ namespace detail {
 /// The best assignment any thread has found, shared under a mutex.
 class incumbent {
  public:
-  explicit incumbent(solver_clock::time_point start) : start_(start) {}
+  explicit incumbent(solve_clock::time_point start) : start_(start) {}
 
   /// Offers an assignment; keeps it when it fits and is cheaper (or is the first that fits).
   void offer(const assignment_state& st) {
@@ -192,11 +183,11 @@ class incumbent {
     return {fits_, cost_, labels_, first_feasible_, found_at_};
   }
   [[nodiscard]] double seconds() const {
-    return std::chrono::duration<double>(solver_clock::now() - start_).count();
+    return std::chrono::duration<double>(solve_clock::now() - start_).count();
   }
 
  private:
-  solver_clock::time_point start_;
+  solve_clock::time_point start_;
   mutable std::mutex mutex_;
   bool fits_ = false;
   bool any_ = false;
@@ -222,12 +213,16 @@ class incumbent {
 /// The steps of search left to all threads when the caller set a work limit (none: unlimited).
 class work_budget {
  public:
-  explicit work_budget(std::optional<std::uint64_t> limit) noexcept : limit_(limit) {}
+  /// `cancel`, when given and set, ends the budget at once (every step of every thread takes
+  /// from it, so a cancellation stops the search within one step).
+  explicit work_budget(std::optional<std::uint64_t> limit, const cancellation_flag* cancel = nullptr) noexcept
+      : limit_(limit), cancel_(cancel) {}
   /// Whether the search counts its steps (and paces its decisions by them).
   [[nodiscard]] bool counted() const noexcept { return limit_.has_value(); }
   [[nodiscard]] std::uint64_t limit() const noexcept { return limit_.value_or(0); }
-  /// Takes one step: false, and nothing taken, when the budget is spent.
+  /// Takes one step: false, and nothing taken, when the budget is spent or the work cancelled.
   bool take() noexcept {
+    if (cancel_requested(cancel_)) return false;
     if (!limit_) return true;
     std::uint64_t used = used_.load(std::memory_order_relaxed);
     while (used < *limit_ && !used_.compare_exchange_weak(used, used + 1, std::memory_order_relaxed)) {}
@@ -237,6 +232,7 @@ class work_budget {
 
  private:
   std::optional<std::uint64_t> limit_;
+  const cancellation_flag* cancel_;
   std::atomic<std::uint64_t> used_{0};
 };
 
@@ -266,7 +262,7 @@ struct worker {
   const search_model& model;
   incumbent& best;
   work_budget& work;
-  solver_clock::time_point deadline;
+  solve_clock::time_point deadline;
   std::uint64_t seed;
   bool relax;
   double relax_share;  ///< fraction of the remaining time the relaxation may use
@@ -287,12 +283,12 @@ struct worker {
   void relaxation(assignment_state& state) {
     lagrangian_relaxation lr(model);
     // Its share of the time, or, when the work is counted, of the steps.
-    const auto now = solver_clock::now();
+    const auto now = solve_clock::now();
     const auto until =
-        work.counted() ? deadline : now + std::chrono::duration_cast<solver_clock::duration>((deadline - now) * relax_share);
+        work.counted() ? deadline : now + std::chrono::duration_cast<solve_clock::duration>((deadline - now) * relax_share);
     const auto most_steps = work.counted() ? static_cast<std::uint64_t>(relax_share * static_cast<double>(work.limit()))
                                            : std::numeric_limits<std::uint64_t>::max();
-    while (solver_clock::now() < until && lr.factor() > 1e-3 && relaxation_steps < most_steps && work.take()) {
+    while (solve_clock::now() < until && lr.factor() > 1e-3 && relaxation_steps < most_steps && work.take()) {
       const double bound = lr.step(best.target(), 5, until);
       if (!std::isfinite(bound)) break;  // the deadline cut the step short
       ++relaxation_steps;
@@ -314,11 +310,11 @@ struct worker {
     // best assignment any thread has, and one still stuck after that is kicked out of its
     // local optimum (a few variables given random labels that fit). The pace is wall-clock
     // nanoseconds, or this thread's steps when the work is counted (so that it repeats).
-    const auto start = solver_clock::now();
+    const auto start = solve_clock::now();
     const auto elapsed = [&]() -> std::int64_t {
-      return work.counted() ? static_cast<std::int64_t>(lns.stats().steps) : (solver_clock::now() - start).count();
+      return work.counted() ? static_cast<std::int64_t>(lns.stats().steps) : (solve_clock::now() - start).count();
     };
-    const auto nanoseconds = [](auto d) { return std::chrono::duration_cast<solver_clock::duration>(d).count(); };
+    const auto nanoseconds = [](auto d) { return std::chrono::duration_cast<solve_clock::duration>(d).count(); };
     const std::int64_t patience = work.counted() ? std::max<std::int64_t>(64, static_cast<std::int64_t>(work.limit() / 50))
                                                  : std::max(nanoseconds(std::chrono::milliseconds(500)), (deadline - start).count() / 50);
     const std::int64_t sync_every = work.counted() ? 16 : nanoseconds(std::chrono::milliseconds(250));
@@ -326,7 +322,7 @@ struct worker {
     std::uint64_t guide_version = 0;
     std::vector<std::uint32_t> guide;
     std::mt19937_64 rng(seed * 7919 + 1);
-    while (solver_clock::now() < deadline && work.take()) {
+    while (solve_clock::now() < deadline && work.take()) {
       if (lns.step(state, deadline) > 0 && state.fits()) {
         best.offer(state);
         last_gain = elapsed();
@@ -391,9 +387,7 @@ inline void take_answer(solve_result& out, assignment a, const evaluation& score
   out.feasible = scored.feasible;
   out.forbidden_choices = scored.forbidden_choices;
   out.peak = scored.peak_usage;
-  if (out.forbidden_choices > 0) out.status = solve_status::forbidden;
-  else if (!out.feasible) out.status = solve_status::over_limit;
-  else out.status = solve_status::time_limit;
+  out.status = out.forbidden_choices > 0 || !out.feasible ? solve_status::no_answer : solve_status::time_limit;
 }
 
 /// True when `a` is a better answer than `b`: within the limit and permitted first, then cheaper.
@@ -409,7 +403,7 @@ enum class exact_outcome { unknown, optimal, nothing_fits };
 
 /// Branch and bound over every variable when there are few: when it finishes, the incumbent
 /// is optimal, or no assignment fits.
-inline exact_outcome solve_small_exactly(const search_model& m, incumbent& best, solver_clock::time_point deadline) {
+inline exact_outcome solve_small_exactly(const search_model& m, incumbent& best, solve_clock::time_point deadline) {
   constexpr std::size_t max_vars = 48;
   constexpr std::uint64_t node_limit = 200000;
   if (m.var_count() > max_vars) return exact_outcome::unknown;
@@ -497,50 +491,51 @@ inline void settle_bound(solve_result& out, double bound, bool proven) {
 /// Solves `p` within `options.time_limit` seconds (see the file comment).
 template <sharding_problem P>
 [[nodiscard]] result<solve_result> solve(const P& p, const solve_options& options = {}) {
-  const auto start = solver_clock::now();
+  const auto start = options.started.value_or(solve_clock::now());
   if (auto ok = detail::check_solvable(p); !ok) return ok.error();
-  if (!(options.time_limit >= 0)) return error(errc::invalid_argument, "the time limit must be >= 0 seconds");
+  if (const char* bad = time_limit_error(options.time_limit)) return error(errc::invalid_argument, bad);
   const auto limit = std::chrono::duration<double>(std::min(options.time_limit, 1e7));
-  const auto end = options.deadline ? *options.deadline : start + std::chrono::duration_cast<solver_clock::duration>(limit);
+  const auto end = options.deadline ? *options.deadline : start + std::chrono::duration_cast<solve_clock::duration>(limit);
 
   // A first answer at once; scoring it also measures what mapping back and scoring the final
   // answer will cost. Leave that time twice over, plus 2 % of the limit (at most 0.5 s).
   solve_result out;
-  const auto scoring_start = solver_clock::now();
+  const auto scoring_start = solve_clock::now();
   auto first = detail::least_usage_assignment(p);
   auto first_score = evaluate(p, first);
   if (!first_score) return first_score.error().with_context("sharding solver (internal)");
-  const auto scoring = solver_clock::now() - scoring_start;
+  const auto scoring = solve_clock::now() - scoring_start;
   detail::take_answer(out, std::move(first), *first_score);
   if (out.feasible && out.forbidden_choices == 0) {
-    out.seconds_to_first_feasible = out.seconds_to_best = std::chrono::duration<double>(solver_clock::now() - start).count();
+    out.seconds_to_first_feasible = out.seconds_to_best = std::chrono::duration<double>(solve_clock::now() - start).count();
   }
   const double span = std::chrono::duration<double>(end - start).count();
   const auto deadline = end - 2 * scoring -
-                        std::chrono::duration_cast<solver_clock::duration>(std::chrono::duration<double>(std::min(0.5, 0.02 * span)));
+                        std::chrono::duration_cast<solve_clock::duration>(std::chrono::duration<double>(std::min(0.5, 0.02 * span)));
   const auto stop_early = [&] {
-    out.seconds = std::chrono::duration<double>(solver_clock::now() - start).count();
+    out.cancelled = options.deadline.cancelled();
+    out.seconds = std::chrono::duration<double>(solve_clock::now() - start).count();
     return out;
   };
 
-  presolved pre = presolve(p, deadline);
-  if (!pre.complete || solver_clock::now() >= deadline) return stop_early();
+  presolved pre = presolve(p, solve_deadline(deadline, options.deadline.cancel));
+  if (!pre.complete || solve_clock::now() >= deadline) return stop_early();
   out.presolve = pre.stats;
   out.variables = pre.var_count();
   const search_model model(pre);
   // The search reads only the model; what maps its answer back stays.
   pre.edges = std::vector<var_edge>{};
   pre.terms = std::vector<memory_term>{};
-  if (solver_clock::now() >= deadline) return stop_early();
+  if (solve_clock::now() >= deadline) return stop_early();
   detail::incumbent best(start);
-  detail::work_budget work(options.work_limit);
+  detail::work_budget work(options.work_limit, options.deadline.cancel);
   const auto exact = detail::solve_small_exactly(model, best, deadline);
   const bool proven = exact == detail::exact_outcome::optimal;
 
-  auto last_tick = solver_clock::now();
+  auto last_tick = solve_clock::now();
   const auto tick = [&] {
     if (!options.progress) return;
-    const auto now = solver_clock::now();
+    const auto now = solve_clock::now();
     if (std::chrono::duration<double>(now - last_tick).count() < options.progress_interval) return;
     last_tick = now;
     const auto snap = best.get();
@@ -572,12 +567,18 @@ template <sharding_problem P>
   const bool searched_better = !detail::better_answer(*first_score, *scored);
   if (searched_better) detail::take_answer(out, std::move(found), *scored);
   if (out.status == solve_status::time_limit && work.spent()) out.status = solve_status::work_limit;
+  // Proofs that nothing is allowed: presolve found every assignment forbidden, or branch and
+  // bound over every variable finished without one within the memory limit.
+  if (out.status == solve_status::no_answer && (!pre.has_permitted_assignment || exact == detail::exact_outcome::nothing_fits)) {
+    out.status = solve_status::infeasible;
+  }
+  out.cancelled = options.deadline.cancelled();
   detail::settle_bound(out, pre.constant_cost.to_double() + best.bound(), proven);
   if (snap.first_feasible >= 0 && (out.seconds_to_first_feasible < 0 || snap.first_feasible < out.seconds_to_first_feasible)) {
     out.seconds_to_first_feasible = snap.first_feasible;
   }
   if (searched_better) out.seconds_to_best = snap.found_at;
-  out.seconds = std::chrono::duration<double>(solver_clock::now() - start).count();
+  out.seconds = std::chrono::duration<double>(solve_clock::now() - start).count();
   return out;
 }
 

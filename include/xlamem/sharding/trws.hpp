@@ -19,7 +19,7 @@
 #include <span>
 #include <vector>
 
-#include "xlamem/sharding/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/sharding/search_model.hpp"
 
 namespace xlamem::sharding {

@@ -86,7 +86,7 @@ void visit_fields(const autoshard_report& x, F&& f) {
   f("machine", x.machine);
   f("memory_limit", x.memory_limit == std::numeric_limits<std::int64_t>::max() ? std::optional<std::int64_t>()
                                                                                : std::optional<std::int64_t>(x.memory_limit));
-  f("status", std::string(sharding::to_string(r.status)));
+  f("status", std::string(to_string(r.status)));
   f("fits", r.feasible);
   f("peak_bytes", a.result.peak_bytes);
   f("peak_instruction", a.peak_instruction);
@@ -116,7 +116,7 @@ void visit_fields(const autoshard_report& x, F&& f) {
   std::string s = x.file + ": " + std::to_string(a.program.entry_ops) + " instructions on mesh " + x.mesh + " (" +
                   x.machine + "), " + std::to_string(a.strategies) + " strategies, " + std::to_string(a.edges) +
                   " edges\n";
-  s += std::string("status:        ") + sharding::to_string(r.status) + "\n";
+  s += "status:        " + std::string(to_string(r.status)) + "\n";
   const bool limited = x.memory_limit != std::numeric_limits<std::int64_t>::max();
   s += "peak:          " + human_bytes(a.result.peak_bytes) + " per device at '" + a.peak_instruction + "', limit " +
        (limited ? human_bytes(x.memory_limit) : std::string("none")) + (r.feasible ? " (fits)" : " (over the limit)") + "\n";

@@ -44,17 +44,11 @@ struct packing_report {
   solve_result result;
 };
 
-/// "placed", "infeasible" or "timed_out".
-[[nodiscard]] constexpr std::string_view status_name(search_status s) noexcept {
-  return s == search_status::feasible ? "placed" : s == search_status::infeasible ? "infeasible" : "timed_out";
-}
-
-/// A solve's status: "placed" (the solver finished), "time_limit" (placed, but the time limit
-/// ended the work: the best placement found, perhaps the fallback's), "infeasible" (proven
-/// under the capacity) or "timed_out" (no placement under the capacity by the time limit).
-[[nodiscard]] inline std::string_view status_name(const solve_result& r) noexcept {
-  return r.placed() && r.stopped_by_time_limit ? "time_limit" : status_name(r.status);
-}
+/// A solve's status word (solve_status.hpp): "optimal" (placed at the lower bound),
+/// "feasible" (placed, the solver finished), "time_limit" (placed, but the time limit ended the
+/// work: the best placement found, perhaps the fallback's), "infeasible" (proven under the
+/// capacity) or "no_answer" (no placement under the capacity by the time limit).
+[[nodiscard]] inline std::string_view status_name(const solve_result& r) noexcept { return to_string(r.status); }
 
 /// The JSON fields of a report: buffers, solver, status (`status_name`), peak (null when not
 /// placed), lower_bound, optimal, seconds, fallback (the solver that placed instead, null when
@@ -95,7 +89,7 @@ void visit_fields(const packing_report& r, F&& f) {
     line("XLA best fit (baseline)", bytes_text(s.xla_best_fit_peak) + "  " +
                                         percent_of(s.xla_best_fit_peak - s.max_live, s.max_live, 1, true) + "% over the bound");
   } else if (s.xla_baseline_out_of_time) {
-    line("XLA best fit (baseline)", "stopped by the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s)");
+    line("XLA best fit (baseline)", "stopped by the time limit (" + fixed(r.options.time_limit, 1) + " s)");
   } else {
     line("XLA best fit (baseline)", "skipped: " + std::to_string(s.conflicts) + " conflicting pairs (over " +
                                         std::to_string(portfolio_fit{}.xla_edge_limit) + "; --solver xla runs it)");
@@ -109,16 +103,16 @@ void visit_fields(const packing_report& r, F&& f) {
     line(std::string(r.solver) + " peak", bytes_text(s.peak) + "  " + percent_of(s.peak - s.max_live, s.max_live, 1, true) +
                                               "% over the bound" + versus_xla + (s.optimal() ? " (optimal)" : ""));
     if (s.stopped_by_time_limit) {
-      out += "  stopped by the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s): " +
+      out += "  stopped by the time limit (" + fixed(r.options.time_limit, 1) + " s): " +
              (s.fallback.empty() ? std::string("the best placement found so far")
                                  : "placed by the fallback '" + std::string(s.fallback) + "' (O(n log n)), as " +
                                        std::string(r.solver) + " had not finished") +
              "\n";
     }
-  } else if (s.status == search_status::infeasible) {
+  } else if (s.status == solve_status::infeasible) {
     out += "  no placement fits the capacity (proven)\n";
   } else {
-    out += "  no placement found within the time limit (" + fixed(r.options.time_limit_seconds, 1) + " s)\n";
+    out += "  no placement found within the time limit (" + fixed(r.options.time_limit, 1) + " s)\n";
   }
   if (s.nodes != 0) line("search nodes", std::to_string(s.nodes));
   return terminal_text(out);  // the file name comes from the user

@@ -48,7 +48,7 @@
 #include "xlamem/error.hpp"
 #include "xlamem/input_file.hpp"
 #include "xlamem/io/codec/json_reader.hpp"
-#include "xlamem/sharding/deadline.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/sharding/problem.hpp"
 
 namespace xlamem {
@@ -444,10 +444,10 @@ class iopddl_reader {
 
 /// `source`, failing with `errc::deadline_exceeded` once `deadline` has passed (checked before
 /// each piece, a few hundred KiB of text).
-[[nodiscard]] inline text_source text_until(text_source source, const std::string& name, sharding::solver_deadline deadline) {
+[[nodiscard]] inline text_source text_until(text_source source, const std::string& name, xlamem::solve_deadline deadline) {
   if (!deadline) return source;
   return [source = std::move(source), name, deadline, read = std::uint64_t{0}]() mutable -> result<std::string_view> {
-    if (sharding::solver_clock::now() >= *deadline) {
+    if (xlamem::solve_clock::now() >= *deadline) {
       return make_error(errc::deadline_exceeded,
                         name + ": the time limit ran out while reading, after " + std::to_string(read) + " bytes of text");
     }
@@ -458,7 +458,7 @@ class iopddl_reader {
 }
 
 [[nodiscard]] inline result<sharding::problem> read_iopddl_bytes(byte_source raw, const std::string& name,
-                                                                 input_limits limits, sharding::solver_deadline deadline) {
+                                                                 input_limits limits, xlamem::solve_deadline deadline) {
   try {
     decoded_text text(std::move(raw), name, limits.max_bytes);
     if (auto started = text.start(); !started) return started.error();
@@ -482,7 +482,7 @@ class iopddl_reader {
 /// with `name`. Past `deadline` it stops with `errc::deadline_exceeded`.
 [[nodiscard]] inline result<sharding::problem> read_iopddl_stream(std::FILE* f, const std::string& name,
                                                                   input_limits limits = iopddl_limits(),
-                                                                  sharding::solver_deadline deadline = std::nullopt) {
+                                                                  xlamem::solve_deadline deadline = std::nullopt) {
   return detail::read_iopddl_bytes(file_byte_source(f, name), name, limits, deadline);
 }
 
@@ -490,7 +490,7 @@ class iopddl_reader {
 /// gzip/zlib-compressed JSON of at most that many bytes decompressed). Past `deadline` it stops
 /// with `errc::deadline_exceeded` (the text is checked piece by piece, a few hundred KiB each).
 [[nodiscard]] inline result<sharding::problem> read_iopddl(const std::string& path, input_limits limits = iopddl_limits(),
-                                                           sharding::solver_deadline deadline = std::nullopt) {
+                                                           xlamem::solve_deadline deadline = std::nullopt) {
   auto file = open_input_file(path, limits);
   if (!file) return file.error();
   return detail::read_iopddl_bytes(file_byte_source(file->get(), path), path, limits, deadline);

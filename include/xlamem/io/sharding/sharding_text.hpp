@@ -37,7 +37,7 @@ template <class F>
 void visit_fields(const sharding_report& x, F&& f) {
   const auto& r = *x.result;
   f("file", x.file);
-  f("status", std::string(sharding::to_string(r.status)));
+  f("status", std::string(to_string(r.status)));
   f("cost", r.cost.to_string());
   f("feasible", r.feasible);
   f("forbidden_choices", r.forbidden_choices);
@@ -79,7 +79,7 @@ inline std::string fixed2(double v) {
                   " variables; " + std::to_string(x.threads) + (x.threads == 1 ? " thread, " : " threads, ") +
                   detail::fixed2(x.time_limit) + " s" +
                   (x.work_limit ? ", at most " + std::to_string(*x.work_limit) + " steps, seed " + std::to_string(x.seed) : "") + "\n";
-  s += std::string("status:      ") + sharding::to_string(r.status) + "\n";
+  s += "status:      " + std::string(to_string(r.status)) + "\n";
   s += "cost:        " + r.cost.to_string();
   if (r.forbidden_choices != 0) s += " (" + std::to_string(r.forbidden_choices) + " forbidden choices)";
   s += "\npeak usage:  " + r.peak.to_string() + " of the limit " + std::to_string(p.limit) +
