@@ -48,7 +48,7 @@ xlamem_gpu_build() {
   local warn=(-std=c++20 -Wall -Wextra)
   local status=0 pids=() names=()
 
-  "$cxx" "${warn[@]}" -O1 -g "${inc[@]}" "$root/test/cuda/main.cpp" "$root/test/cuda/cuda_test.cpp" \
+  "$cxx" "${warn[@]}" -O1 -g "${inc[@]}" "$root/test/cuda/main.cpp" "$root"/test/cuda/*_test.cpp "$root"/test/cuda/detail/*_test.cpp \
     -o "$out/xlamem_cuda_tests" -pthread -ldl "${extra[@]}" >"$out/build-tests.log" 2>&1 &
   pids+=($!); names+=(xlamem_cuda_tests)
   "$cxx" "${warn[@]}" -O2 -DNDEBUG "${inc[@]}" "$root/bench/cuda/cuda_bench.cpp" \

@@ -117,7 +117,9 @@ class cuda_device_memory : public detail::cuda_resource_base<cuda_device_memory<
         log_, name, context_, p, bytes, reserved, "cuMemFree",
         [&] {
           CUdeviceptr start = detail::to_deviceptr(p);
-          if (extra != 0) {
+          // A larger alignment at free than at allocation is misuse; without the entry point
+          // (then no over-aligned allocation was made) the pointer is freed as given.
+          if (extra != 0 && api.mem_get_address_range != nullptr) {
             CUdeviceptr range_start = 0;
             if (api.mem_get_address_range(&range_start, nullptr, start) == CUDA_SUCCESS)
               start = range_start;

@@ -295,18 +295,23 @@ class cuda_host_registration
     return p;
   }
 
-  /// Unpins, then returns the memory to the upstream.
+  /// Unpins, then returns the memory to the upstream. Memory that may still be pinned (the
+  /// context could not be made current, or the driver refused the unpin for another reason than
+  /// "not registered") is kept, a leak the log names, as every resource keeps memory the driver
+  /// would not free: handed back, the upstream would give it out again still registered.
   void deallocate(void* p, std::size_t bytes, std::size_t alignment = default_alignment) noexcept {
     if (p == nullptr) return;
     if (bytes != 0) {
       const cuda_driver& d = context_.driver();
       auto scope = context_.make_current();
-      const CUresult r = scope ? d.api().mem_host_unregister(p) : CUDA_ERROR_INVALID_CONTEXT;
-      if (r != CUDA_SUCCESS) {
-        detail::log_event(
-            log_, cuda_allocation_event_kind::free_failed, name, ordinal(), bytes, bytes, p,
-            d.make_error(r, detail::cuda_call(name, "cuMemHostUnregister", bytes, ordinal()))
-                .message());
+      if (!scope) {
+        detail::free_failed(log_, name, ordinal(), p, bytes, bytes, scope.error().message());
+        return;
+      }
+      if (const CUresult r = d.api().mem_host_unregister(p); r != CUDA_SUCCESS) {
+        detail::free_failed(log_, name, ordinal(), p, bytes, bytes,
+                            d.make_error(r, detail::cuda_call(name, "cuMemHostUnregister", bytes, ordinal())).message());
+        if (r != CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED) return;  // not pinned: it may go back
       } else {
         detail::log_event(log_, cuda_allocation_event_kind::free, name, ordinal(), bytes, bytes, p);
       }
