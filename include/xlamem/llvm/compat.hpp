@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 /// @file
-/// Every difference between the LLVM versions xlamem supports (14, 15, 16 from Debian; newer
-/// ones where the same APIs hold), in one place. The rest of `xlamem/llvm/` is version-free.
+/// The differences between the LLVM versions xlamem supports (14 to 22; CI builds 14, 16, 19
+/// and 22) in the RuntimeDyld interfaces, in one place. The JITLink manager
+/// (`slab_jitlink_memory_manager.hpp`, LLVM 19 and later) keeps its own: where LLJIT registers
+/// EH frames (LLVM 20) and how the EH-frame plugin is made (LLVM 22).
 ///
 /// | Item | 14, 15 | 16 and later |
 /// |---|---|---|

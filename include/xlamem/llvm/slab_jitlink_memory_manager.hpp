@@ -622,7 +622,7 @@ enum class eh_frame_registration {
   /// its default object layer, so the creator's layer gets the plugin. LLVM 20 and later:
   /// LLJIT's generic platform (the default on ELF without the ORC runtime) adds the plugin to
   /// any `ObjectLinkingLayer`, so the creator adds none. Counted on LLVM 19 and 22
-  /// (test/llvm/jitlink_test.cpp).
+  /// (test/llvm/slab_jitlink_memory_manager_test.cpp).
   automatic,
   /// The creator's layer always: LLVM 20+ with `setUpInactivePlatform`, or a layer driven
   /// without LLJIT's platform set-up.

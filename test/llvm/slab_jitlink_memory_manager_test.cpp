@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of the slab JITLink memory manager (LLVM 19 and later; its portable page-run arena and
-// dual mapping are tested in test/jit/ without LLVM): real LLJIT programs from IR text linked by JITLink into the slab:
-// cross-module calls, constant tables, mutable globals, many modules, removal and reuse through
-// ResourceTrackers, /proc/self/maps never rwx, the byte limit, the dual mapping and error paths
-// that come back as llvm::Error.
+// Tests of xlamem/llvm/slab_jitlink_memory_manager.hpp (LLVM 19 and later): LLJIT programs that
+// JITLink links into the slab, EH frames, removal and reuse, W^X in /proc/self/maps, the byte
+// limit, the dual mapping, and errors that come back as llvm::Error.
 #include <doctest/doctest.h>
 #include <llvm/ExecutionEngine/JITLink/JITLinkMemoryManager.h>
 #include <llvm/ExecutionEngine/Orc/ObjectLinkingLayer.h>
@@ -75,7 +73,7 @@ void throw_from_host() { throw std::runtime_error("thrown by the host"); }
 
 }  // namespace
 
-TEST_SUITE("jitlink") {
+TEST_SUITE("llvm/slab_jitlink_memory_manager") {
   TEST_CASE("an LLJIT over the slab: cross-module calls, constants, mutable globals, W^X") {
     auto mm = make_manager();
     {

@@ -1,21 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of JIT memory for LLVM (the portable jit/ parts are tested in test/jit/ without LLVM):
-// the LLVM adapters, the contiguous section memory manager under a real ORC JIT (RTDyldObjectLinkingLayer) with
-// /proc/self/maps protection checks, its error paths, and the mapper registry under 4 threads.
+// Tests of xlamem/llvm/contiguous_section_memory_manager.hpp: modules JIT-compiled through ORC's
+// RTDyldObjectLinkingLayer into one mapping each (r-x / r-- / rw- in /proc/self/maps), error paths.
 #include <doctest/doctest.h>
 
-#include <algorithm>
-#include <atomic>
 #include <csignal>
 #include <cstdint>
-#include <cstdio>
-#include <fstream>
-#include <map>
+#include <functional>
 #include <memory>
 #include <set>
-#include <sstream>
 #include <string>
-#include <thread>
+#include <utility>
 #include <vector>
 
 #include <sys/wait.h>
@@ -23,8 +17,10 @@
 
 #include <llvm/ExecutionEngine/SectionMemoryManager.h>
 
+#include "../support/proc_maps.hpp"
 #include "jit_support.hpp"
-#include "xlamem/jit/mapper_registry.hpp"
+#include "mapper_support.hpp"
+#include "xlamem/align.hpp"
 #include "xlamem/jit/page_mapper.hpp"
 #include "xlamem/jit/section_layout.hpp"
 #include "xlamem/llvm/compat.hpp"
@@ -36,143 +32,13 @@ namespace {
 
 using xlamem::allocation_purpose;
 using xlamem::errc;
-using xlamem::page_access;
 using xlamem::page_block;
-
-const std::uint64_t page = xlamem::posix_page_mapper().page_size();
-
-// ---- /proc/self/maps --------------------------------------------------------------------------
-
-struct maps_entry {
-  std::uintptr_t begin = 0;
-  std::uintptr_t end = 0;
-  std::string perms;  // "r-xp"
-};
-
-std::vector<maps_entry> read_maps() {
-  std::vector<maps_entry> out;
-  std::ifstream in("/proc/self/maps");
-  std::string line;
-  while (std::getline(in, line)) {
-    maps_entry e;
-    unsigned long long b = 0, en = 0;
-    char perms[8] = {};
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s", &b, &en, perms) == 3) {
-      e.begin = static_cast<std::uintptr_t>(b);
-      e.end = static_cast<std::uintptr_t>(en);
-      e.perms = perms;
-      out.push_back(e);
-    }
-  }
-  return out;
-}
-
-// The protections ("r-x", ...) of the pages of [base, base + size), one per maps entry that
-// overlaps it, and whether the entries cover every byte.
-struct page_perms {
-  std::set<std::string> perms;
-  bool covered = false;
-};
-
-page_perms perms_of(const void* base, std::size_t size) {
-  page_perms out;
-  const auto b = reinterpret_cast<std::uintptr_t>(base);
-  const auto e = b + size;
-  std::uintptr_t next = b;
-  for (const auto& m : read_maps()) {
-    if (m.end <= b || m.begin >= e) continue;
-    out.perms.insert(m.perms.substr(0, 3));
-    if (m.begin <= next) next = std::max(next, m.end);
-  }
-  out.covered = next >= e;
-  return out;
-}
-
-bool any_rwx(const void* base, std::size_t size) {
-  for (const auto& p : perms_of(base, size).perms) {
-    if (p == "rwx") return true;
-  }
-  return false;
-}
-
-// ---- test mappers -----------------------------------------------------------------------------
-
-// What an inspecting mapper saw.
-struct inspection_log {
-  std::uint64_t reservations = 0;
-  std::uint64_t protections = 0;
-  std::uint64_t releases = 0;
-  std::uint64_t write_execute_requests = 0;  // asked for W and X at once
-  std::uint64_t rwx_seen = 0;                // /proc/self/maps showed rwx in a mapping
-  std::vector<page_block> live;
-};
-
-// A page mapper over POSIX that, after every reserve and protect, reads /proc/self/maps and
-// counts any rwx page of the mapping, so "never rwx" is checked at every step LLVM drives.
-class inspecting_page_mapper {
- public:
-  explicit inspecting_page_mapper(inspection_log& log) : log_(&log) {}
-  [[nodiscard]] std::size_t page_size() const noexcept { return upstream_.page_size(); }
-  [[nodiscard]] xlamem::result<page_block> try_reserve(allocation_purpose p, std::size_t n,
-                                                       const void* hint,
-                                                       page_access a) noexcept {
-    if (xlamem::is_write_and_execute(a)) ++log_->write_execute_requests;
-    auto r = upstream_.try_reserve(p, n, hint, a);
-    if (r) {
-      ++log_->reservations;
-      log_->live.push_back(*r);
-      if (any_rwx(r->base, r->size)) ++log_->rwx_seen;
-    }
-    return r;
-  }
-  [[nodiscard]] xlamem::result<void> try_protect(page_block b, page_access a) noexcept {
-    if (xlamem::is_write_and_execute(a)) ++log_->write_execute_requests;
-    auto r = upstream_.try_protect(b, a);
-    if (r) ++log_->protections;
-    for (const auto& m : log_->live) {
-      if (any_rwx(m.base, m.size)) ++log_->rwx_seen;
-    }
-    return r;
-  }
-  [[nodiscard]] xlamem::result<void> try_release(page_block b) noexcept {
-    auto r = upstream_.try_release(b);
-    if (r && !b.empty()) {
-      ++log_->releases;
-      std::erase(log_->live, b);
-    }
-    return r;
-  }
-
- private:
-  xlamem::posix_page_mapper upstream_;
-  inspection_log* log_;
-};
-static_assert(xlamem::page_mapper<inspecting_page_mapper>);
-
-// A page mapper whose reservations always fail, as a kernel out of address space would.
-class failing_page_mapper {
- public:
-  [[nodiscard]] std::size_t page_size() const noexcept { return 4096; }
-  [[nodiscard]] xlamem::result<page_block> try_reserve(allocation_purpose p, std::size_t n,
-                                                       const void*, page_access) noexcept {
-    return xlamem::make_error(errc::out_of_memory,
-                              "injected failure: " + xlamem::detail::describe_reserve(p, n));
-  }
-  [[nodiscard]] xlamem::result<void> try_protect(page_block, page_access) noexcept {
-    return xlamem::result<void>(errc::failed_precondition, "injected failure: protect");
-  }
-  [[nodiscard]] xlamem::result<void> try_release(page_block) noexcept { return {}; }
-};
-static_assert(xlamem::page_mapper<failing_page_mapper>);
-
-// A negative model: no noexcept, so it is not a page mapper.
-struct throwing_page_mapper {
-  std::size_t page_size() const { return 4096; }
-  xlamem::result<page_block> try_reserve(allocation_purpose, std::size_t, const void*, page_access);
-  xlamem::result<void> try_protect(page_block, page_access);
-  xlamem::result<void> try_release(page_block);
-};
-static_assert(!xlamem::page_mapper<throwing_page_mapper>);
+using xlamem::test::any_rwx;
+using xlamem::test::failing_page_mapper;
+using xlamem::test::inspecting_page_mapper;
+using xlamem::test::inspection_log;
+using xlamem::test::page;
+using xlamem::test::perms_of;
 
 using inspected_manager = xlamem::basic_contiguous_section_memory_manager<inspecting_page_mapper>;
 
@@ -181,46 +47,6 @@ xlamem::contiguous_section_options quiet() {
   o.log_errors = false;
   return o;
 }
-
-}  // namespace
-
-// ==== page mappers ==============================================================================
-
-TEST_SUITE("llvm/memory_mapper_bridge") {
-  TEST_CASE("llvm_page_mapper over llvm::sys::Memory and over an LLVM mapper") {
-    xlamem::memory_mapper_adaptor<xlamem::posix_page_mapper> llvm_side;
-    for (llvm::SectionMemoryManager::MemoryMapper* upstream :
-         {static_cast<llvm::SectionMemoryManager::MemoryMapper*>(nullptr),
-          static_cast<llvm::SectionMemoryManager::MemoryMapper*>(&llvm_side)}) {
-      CAPTURE(upstream != nullptr);
-      xlamem::llvm_page_mapper m(upstream);
-      CHECK(m.page_size() == page);
-      auto r = m.try_reserve(allocation_purpose::read_write_data, 100, nullptr,
-                             page_access::read_write);
-      REQUIRE(r.has_value());
-      CHECK(r->size >= 100);
-      static_cast<char*>(r->base)[0] = 1;
-      REQUIRE(m.try_protect(*r, page_access::read).has_value());
-      CHECK(perms_of(r->base, r->size).perms == std::set<std::string>{"r--"});
-      REQUIRE(m.try_release(*r).has_value());
-    }
-  }
-
-  TEST_CASE("memory_mapper_adaptor turns errors into error codes and keeps the message") {
-    xlamem::memory_mapper_adaptor<failing_page_mapper> m;
-    std::error_code ec;
-    auto b = m.allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose::ROData, 10,
-                                    nullptr, llvm::sys::Memory::MF_READ, ec);
-    CHECK(b.base() == nullptr);
-    CHECK(ec == std::errc::not_enough_memory);
-    CHECK(m.last_error_message() ==
-          "out_of_memory: injected failure: reserve of 10 bytes for read_only_data");
-  }
-}
-
-// ==== the manager under a real JIT ==============================================================
-
-namespace {
 
 // Checks the pages of one finalized manager against /proc/self/maps and that its sections lie
 // inside its one mapping, in the part that matches their purpose.
@@ -579,148 +405,5 @@ TEST_SUITE("llvm/contiguous_section_memory_manager") {
     CHECK(empty.reservation().empty());
     CHECK_FALSE(empty.finalizeMemory(nullptr));
     CHECK(log.reservations == 1);
-  }
-}
-
-// ==== registry ==================================================================================
-
-namespace {
-
-// A mapper that remembers which region it was made for.
-class named_test_mapper final : public llvm::SectionMemoryManager::MemoryMapper {
- public:
-  explicit named_test_mapper(std::string region) : region(std::move(region)) {}
-  llvm::sys::MemoryBlock allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose,
-                                              std::size_t, const llvm::sys::MemoryBlock*,
-                                              unsigned, std::error_code& ec) override {
-    ec = std::make_error_code(std::errc::not_supported);
-    return {};
-  }
-  std::error_code protectMappedMemory(const llvm::sys::MemoryBlock&, unsigned) override {
-    return std::make_error_code(std::errc::not_supported);
-  }
-  std::error_code releaseMappedMemory(llvm::sys::MemoryBlock&) override { return {}; }
-  std::string region;
-};
-
-}  // namespace
-
-TEST_SUITE("llvm/jit_memory_mapper_registry") {
-  TEST_CASE("4 threads asking for the same and different names get one mapper per name") {
-    xlamem::jit_memory_mapper_registry registry;
-    std::mutex calls_mutex;
-    std::map<std::string, int> calls;
-    auto factory = [&](std::string_view region) {
-      {
-        std::lock_guard<std::mutex> lock(calls_mutex);
-        ++calls[std::string(region)];
-      }
-      std::this_thread::yield();  // widen the race window
-      return std::make_unique<named_test_mapper>(std::string(region));
-    };
-    REQUIRE(registry.register_factory("shared", factory).has_value());
-    REQUIRE(registry.register_fallback_factory(factory).has_value());
-
-    constexpr int threads = 4;
-    constexpr int rounds = 200;
-    std::vector<std::map<std::string, llvm::SectionMemoryManager::MemoryMapper*>> seen(threads);
-    std::atomic<int> mismatches{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t) {
-      pool.emplace_back([&, t] {
-        while (!go.load()) std::this_thread::yield();
-        const std::string names[] = {"shared", "own_" + std::to_string(t),
-                                     "own_" + std::to_string((t + 1) % threads)};
-        for (int i = 0; i < rounds; ++i) {
-          for (const auto& n : names) {
-            auto r = registry.try_get(n);
-            if (!r || *r == nullptr) {
-              ++mismatches;
-              continue;
-            }
-            auto [it, inserted] = seen[t].try_emplace(n, *r);
-            if (!inserted && it->second != *r) ++mismatches;
-            if (static_cast<named_test_mapper*>(*r)->region != n) ++mismatches;
-          }
-        }
-      });
-    }
-    go = true;
-    for (auto& th : pool) th.join();
-
-    CHECK(mismatches.load() == 0);
-    for (int t = 1; t < threads; ++t) {
-      for (const auto& [name, mapper] : seen[t]) {
-        if (seen[0].count(name) != 0) CHECK(seen[0][name] == mapper);
-      }
-    }
-    CHECK(seen[0]["shared"] == seen[3]["shared"]);
-    CHECK(seen[0]["own_1"] == seen[1]["own_1"]);
-    CHECK(registry.size() == 5);
-    for (const auto& [name, n] : calls) {
-      CAPTURE(name);
-      CHECK(n == 1);
-    }
-    CHECK(calls.size() == 5);
-    CHECK(registry.created_names() ==
-          std::vector<std::string>{"own_0", "own_1", "own_2", "own_3", "shared"});
-    CHECK(registry.registered_names() == std::vector<std::string>{"shared"});
-    CHECK(registry.has_fallback());
-  }
-
-  TEST_CASE("missing names, duplicates and bad factories answer clearly") {
-    xlamem::jit_memory_mapper_registry registry;
-    auto missing = registry.try_get("xla_cpu_jit");
-    REQUIRE_FALSE(missing.has_value());
-    CHECK(missing.error().code() == errc::not_found);
-    CHECK(missing.error().message() ==
-          "mapper registry: no factory for region 'xla_cpu_jit' and no fallback (registered: none)");
-    CHECK(registry.find("xla_cpu_jit") == nullptr);
-
-    REQUIRE(registry.register_factory("a", xlamem::memory_mapper_factory<xlamem::posix_page_mapper>())
-                .has_value());
-    auto dup = registry.register_factory("a", xlamem::memory_mapper_factory<xlamem::posix_page_mapper>());
-    REQUIRE_FALSE(dup.has_value());
-    CHECK(dup.error().code() == errc::already_exists);
-    CHECK_FALSE(registry.register_factory("", [](std::string_view) { return nullptr; }).has_value());
-    CHECK_FALSE(registry.register_factory("b", nullptr).has_value());
-    CHECK(registry.try_get("zzz").error().message().find("(registered: 'a')") != std::string::npos);
-
-    REQUIRE(registry
-                .register_factory("null",
-                                  [](std::string_view)
-                                      -> std::unique_ptr<llvm::SectionMemoryManager::MemoryMapper> {
-                                    return nullptr;
-                                  })
-                .has_value());
-    auto null = registry.try_get("null");
-    REQUIRE_FALSE(null.has_value());
-    CHECK(null.error().code() == errc::internal);
-    CHECK(null.error().message().find("returned null") != std::string::npos);
-    REQUIRE(registry
-                .register_factory("throws",
-                                  [](std::string_view)
-                                      -> std::unique_ptr<llvm::SectionMemoryManager::MemoryMapper> {
-                                    throw std::runtime_error("no pages today");
-                                  })
-                .has_value());
-    CHECK(registry.try_get("throws").error().message().find("threw: no pages today") !=
-          std::string::npos);
-    CHECK(registry.find("throws") == nullptr);
-
-    // A mapper made by memory_mapper_factory works as an LLVM mapper.
-    auto* m = registry.find("a");
-    REQUIRE(m != nullptr);
-    CHECK(registry.find("a") == m);
-    std::error_code ec;
-    auto block = m->allocateMappedMemory(llvm::SectionMemoryManager::AllocationPurpose::Code, 10,
-                                         nullptr,
-                                         llvm::sys::Memory::MF_READ | llvm::sys::Memory::MF_WRITE,
-                                         ec);
-    REQUIRE_FALSE(ec);
-    CHECK(block.allocatedSize() == page);
-    CHECK_FALSE(m->releaseMappedMemory(block));
-    CHECK(registry.created_names() == std::vector<std::string>{"a"});
   }
 }
