@@ -36,7 +36,7 @@ TIME_KEYS = re.compile(r'("[a-z_]*(seconds|_time|time_to_|elapsed|steps|threads)
 TIME_FIELDS = re.compile(r"\b(seconds[a-z_]*)=[\d.e+-]+")
 # A run the clock cut short (a solver's time limit) may end elsewhere on another run: its
 # differences are listed apart from the others.
-CUT_SHORT = re.compile(r'"status":\s*"time_limit"|status[=:] ?time_limit|"timed_out"|"no_answer"|status[=:] ?no_answer|"fallback":\s*"')
+CUT_SHORT = re.compile(r'"status":\s*"(time_limit|no_answer|timed_out)"|status[=:] *(time_limit|no_answer|timed_out)\b|"fallback":\s*"')
 
 
 def normalise(text):

@@ -195,8 +195,13 @@ TEST_SUITE("cuda/driver") {
     auto d = cuda_driver::from_api(api, "naming driver");
     REQUIRE(d.has_value());
     CHECK((*d)->error_name(CUDA_ERROR_OUT_OF_MEMORY) == "NAME_FROM_DRIVER");
-    // A name the table knows without a description.
-    CHECK((*d)->error_description(CUDA_ERROR_LAUNCH_FAILED) == "no description available");
+    // Every name the table knows has a description too (the driver's own words).
+    CHECK((*d)->error_description(CUDA_ERROR_LAUNCH_FAILED) == "unspecified launch failure");
+    for (int code = 0; code < 1000; ++code) {
+      const auto r = static_cast<CUresult>(code);
+      CHECK_MESSAGE((xlamem::detail::cu_result_name(r) == nullptr) == (xlamem::detail::cu_result_description(r) == nullptr),
+                    "CUresult ", code);
+    }
     CHECK((*d)->error_description(CUDA_ERROR_OUT_OF_MEMORY) == "out of memory");
 
     // The fake answers only what the table knows, and fails for the rest.

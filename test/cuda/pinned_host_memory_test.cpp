@@ -154,7 +154,7 @@ TEST_SUITE("cuda/pinned") {
     CHECK(reg.log().kinds.back() == cuda_allocation_event_kind::free_failed);
     CHECK(reg.log().messages.back() ==
           "cuda_host_registration: cuMemHostUnregister(256 bytes) on device 0: "
-          "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED (no description available)");
+          "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED (pointer does not correspond to a registered memory region)");
     CHECK(heap.outstanding().empty());  // not registered: nothing pinned, the memory went back
   }
 

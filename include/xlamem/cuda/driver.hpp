@@ -245,6 +245,32 @@ namespace detail {
       return "operation not supported";
     case CUDA_ERROR_NOT_PERMITTED:
       return "operation not permitted";
+    case CUDA_ERROR_DEVICE_NOT_LICENSED:
+      return "device doesn't have valid Grid license";
+    case CUDA_ERROR_CONTEXT_IS_DESTROYED:
+      return "context is destroyed";
+    case CUDA_ERROR_ILLEGAL_STATE:
+      return "the operation cannot be performed in the present state";
+    case CUDA_ERROR_NOT_FOUND:
+      return "named symbol not found";
+    case CUDA_ERROR_NOT_READY:
+      return "device not ready";
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+      return "an illegal memory access was encountered";
+    case CUDA_ERROR_LAUNCH_FAILED:
+      return "unspecified launch failure";
+    case CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED:
+      return "part or all of the requested memory range is already mapped";
+    case CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED:
+      return "pointer does not correspond to a registered memory region";
+    case CUDA_ERROR_SYSTEM_NOT_READY:
+      return "system not yet initialized";
+    case CUDA_ERROR_SYSTEM_DRIVER_MISMATCH:
+      return "system has unsupported display driver / cuda driver combination";
+    case CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE:
+      return "forward compatibility was attempted on non supported HW";
+    case CUDA_ERROR_UNKNOWN:
+      return "unknown error";
     default:
       return nullptr;
   }

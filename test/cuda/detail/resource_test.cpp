@@ -178,8 +178,8 @@ TEST_SUITE("cuda/detail/resource") {
     REQUIRE(log.kinds.size() == 2);
     CHECK(log.kinds[1] == cuda_allocation_event_kind::free_failed);
     CHECK(log.messages[1] ==
-          "probe: cuProbeFree(8 bytes) on device 0: CUDA_ERROR_ILLEGAL_ADDRESS (no description "
-          "available)");
+          "probe: cuProbeFree(8 bytes) on device 0: CUDA_ERROR_ILLEGAL_ADDRESS (an illegal memory access was "
+          "encountered)");
     CHECK(fake_gpu::current() == nullptr);
   }
 
