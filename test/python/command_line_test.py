@@ -193,7 +193,7 @@ CTRL_C = textwrap.dedent("""
     print("started", flush=True)
     try:
         with contextlib.redirect_stdout(out):
-            cli.main(["pack", sys.argv[1], "--time-limit", "0"])
+            cli.main(["pack", sys.argv[1], "--time-limit", "inf"])
         print("finished", flush=True)
     except KeyboardInterrupt:
         print(f"interrupted {time.monotonic():.6f} printed {len(out.getvalue())}", flush=True)
@@ -219,7 +219,7 @@ def ctrl_c(cli: str, work: str) -> None:
     check("after 0" in out and child.returncode == 0, f"main() runs as usual after it (status {child.returncode})")
     for who, cmd in (("the tool", [cli]), ("python -m xlamem", PYTHON_CLI)):
         start = time.monotonic()
-        sent, child, _, _ = sigint_child(cmd + ["pack", hard, "--time-limit", "0"])
+        sent, child, _, _ = sigint_child(cmd + ["pack", hard, "--time-limit", "inf"])
         check(child.returncode == -signal.SIGINT and time.monotonic() - sent < 1.0,
               f"Ctrl-C in {who} pack: ended by SIGINT ({child.returncode}) {time.monotonic() - sent:.3f} s after it "
               f"({time.monotonic() - start:.1f} s in all)")
