@@ -62,7 +62,7 @@ int run_autoshard(const autoshard_options& opt) {
   o.shard.memory_limit = limit;
   o.shard.max_strategies = opt.max_strategies;
   o.shard.solve.time_limit = opt.time_limit;
-  o.shard.solve.deadline = opt.time_limit > 0 ? deadline_after(start, opt.time_limit) : solve_deadline(start);
+  o.shard.solve.deadline = deadline_after(start, opt.time_limit);  // 0: at once
   o.shard.solve.started = start;  // reading and parsing count
   o.shard.solve.threads = opt.threads != 0 ? opt.threads : available_cpus();
   o.shard.solve.seed = opt.seed;

@@ -72,9 +72,7 @@ int run_shard(const shard_options& opt) {
   // deadline from here that every phase keeps (reading, presolve, search, the answer's scoring).
   // A limit of 0 is a deadline already passed: the first answer, at once.
   const auto start = solve_clock::now();
-  const solve_deadline deadline = !opt.evaluate.empty() ? solve_deadline()
-                                  : opt.time_limit > 0   ? deadline_after(start, opt.time_limit)
-                                                         : solve_deadline(start);
+  const solve_deadline deadline = opt.evaluate.empty() ? deadline_after(start, opt.time_limit) : solve_deadline();
   auto p = opt.file == "-" ? read_iopddl_stream(stdin, "<stdin>", iopddl_limits(), deadline)
                            : read_iopddl(opt.file, iopddl_limits(), deadline);
   if (!p && p.error().code() == errc::deadline_exceeded) return report_no_answer(opt, p.error());
