@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
 """An independent evaluator of IOPDDL problems (standard library only), for the numbers the C++
-reader and evaluator are tested against (test/sharding/evaluate_test.cpp, test/io/iopddl_test.cpp).
+reader and evaluator are tested against (test/sharding/evaluate_test.cpp, test/io/iopddl_json_test.cpp).
 
 For each problem file (JSON, plain or gzip): node, edge, strategy and edge-cost counts, the usage
 limit, and for fixed assignments (strategy 0 everywhere; the first strategy of least usage of each

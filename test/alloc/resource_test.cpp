@@ -69,32 +69,6 @@ TEST_SUITE("alloc/resources") {
     CHECK_THROWS_AS((void)r->allocate(32, 3), xlamem::exception);
   }
 
-  TEST_CASE("aligned_heap_memory and mapped_memory honour large alignments") {
-    aligned_heap_memory heap;
-    void* p = heap.allocate(10, 4096);
-    CHECK(is_aligned(p, 4096));
-    heap.deallocate(p, 10, 4096);
-
-    mapped_memory pages;
-    const std::size_t page = mapped_memory::page_size();
-    void* q = pages.allocate(3 * page + 1, 1u << 21);  // 2 MiB: over-map and trim
-    CHECK(is_aligned(q, 1u << 21));
-    std::memset(q, 1, 3 * page + 1);
-    pages.deallocate(q, 3 * page + 1, 1u << 21);
-    void* z = pages.allocate(0, 8);  // a zero-byte request still gets a (page) mapping
-    CHECK(z != nullptr);
-    pages.deallocate(z, 0, 8);
-  }
-
-  TEST_CASE("mapped_memory reports an impossible request as out_of_memory") {
-    mapped_memory pages;
-    auto r = pages.try_allocate(SIZE_MAX - 10, 8);
-    REQUIRE_FALSE(r.has_value());
-    CHECK(r.error().code() == errc::out_of_memory);
-    CHECK(r.error().message().find("mapped_memory") != std::string::npos);
-    CHECK_THROWS_AS((void)pages.allocate(SIZE_MAX / 2, 8), xlamem::out_of_memory);
-  }
-
   TEST_CASE("resource_ref borrows, compares by referent and forwards properties") {
     aligned_heap_memory heap;
     auto a = borrow(heap);

@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for autoshard/hlo_program.hpp and autoshard/annotate.hpp: a two-layer perceptron's
-// training-free forward pass in HLO as JAX lowers it read as a program (letters of parameters,
-// dot, broadcast, elementwise, reduce, transpose, reshape; live intervals from the library's
-// liveness; a `sharding=` attribute kept as a fixed choice); sharded under a limit where its
-// weights do not fit replicated; the answer written back as `sharding=` attributes that parse
-// again onto the mesh, and as PartitionSpecs; bad attributes named; and every real model of the
-// shared corpus read and sharded on 8 devices without error.
+// Tests for autoshard/hlo_program.hpp: a two-layer perceptron's training-free forward pass in HLO
+// as JAX lowers it read as a program (letters of parameters, dot, broadcast, elementwise, reduce,
+// transpose, reshape; live intervals from the library's liveness; a `sharding=` attribute kept as
+// a fixed choice); Sharding markers, open ones written back as the value they mark; bad
+// attributes named; and every real model of the shared corpus read and sharded on 8 devices
+// without error. Writing answers back: annotate_test.cpp.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/autoshard_helpers.hpp"
 #include "xlamem/autoshard/annotate.hpp"
 #include "xlamem/autoshard/hlo_program.hpp"
 #include "xlamem/hlo/printer.hpp"
@@ -25,54 +25,7 @@ using namespace xlamem::autoshard;
 
 namespace {
 
-constexpr const char* perceptron_text = R"(HloModule jit_mlp, entry_computation_layout={(f32[64,128]{1,0}, f32[128,256]{1,0}, f32[256,32]{1,0})->f32[32]{0}}
-
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-
-ENTRY main {
-  x = f32[64,128]{1,0} parameter(0)
-  w1 = f32[128,256]{1,0} parameter(1)
-  w2 = f32[256,32]{1,0} parameter(2)
-  h = f32[64,256]{1,0} dot(x, w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  zero = f32[] constant(0)
-  zeros = f32[64,256]{1,0} broadcast(zero), dimensions={}
-  r = f32[64,256]{1,0} maximum(h, zeros)
-  y = f32[64,32]{1,0} dot(r, w2), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  t = f32[32,64]{1,0} transpose(y), dimensions={1,0}
-  f = f32[32,8,8]{2,1,0} reshape(t)
-  ROOT sum = f32[32]{0} reduce(f, zero), dimensions={1,2}, to_apply=add
-}
-)";
-
-hlo::module parse(const char* text) {
-  auto m = hlo::parse_module(text);
-  REQUIRE_MESSAGE(m, m.error().to_string());
-  return std::move(*m);
-}
-
-device_mesh mesh_of(const char* text) {
-  auto m = parse_mesh(text);
-  REQUIRE(m);
-  return *m;
-}
-
-hlo_program program_of(const hlo::module& m, const device_mesh& mesh) {
-  auto p = read_hlo_program(m, mesh);
-  REQUIRE_MESSAGE(p, p.error().to_string());
-  return std::move(*p);
-}
-
-const program_op& op_named(const hlo_program& p, const std::string& name) {
-  for (const auto& op : p.program.ops) {
-    if (op.name == name) return op;
-  }
-  FAIL("no operation " << name);
-  return p.program.ops.front();
-}
+using namespace xlamem::test::autoshard_helpers;
 
 using letters = std::vector<std::int32_t>;
 constexpr std::int32_t whole = whole_dimension;
@@ -161,45 +114,6 @@ ENTRY main {
     CHECK(t.shape.dims.empty());
     CHECK(t.output_letters.empty());
     CHECK(check_program(p.program));
-  }
-
-  TEST_CASE("weights that do not fit replicated are sharded; the answer is written back") {
-    auto m = parse(perceptron_text);
-    const auto mesh = mesh_of("8");
-    const auto p = program_of(m, mesh);
-    auto machine = machine_for("cpu-host-8", mesh);
-    REQUIRE(machine);
-    auto_shard_options o;
-    o.memory_limit = 96 * 1024;  // w1 alone is 128 KiB replicated
-    o.solve.time_limit = 5;
-    auto r = auto_shard(p.program, mesh, *machine, o);
-    REQUIRE_MESSAGE(r, r.error().to_string());
-    REQUIRE(r->solve.feasible);
-    CHECK(r->peak_bytes <= o.memory_limit);
-    CHECK(shard_bytes(r->shardings[1], op_named(p, "w1").shape, mesh) < 128 * 256 * 4);
-
-    REQUIRE(annotate(m, p, r->shardings, mesh));
-    const std::string text = hlo::to_string(m);
-    auto again = hlo::parse_module(text);
-    REQUIRE_MESSAGE(again, again.error().to_string());
-    // Every array instruction of the entry carries its layout, and it reads back the same.
-    const auto back = program_of(*again, mesh);
-    for (std::size_t i = 0; i < p.entry_ops; ++i) {
-      if (back.program.ops[i].shape.dims.empty() && r->shardings[i].rank() == 0) continue;
-      REQUIRE(back.program.ops[i].fixed.has_value());
-      CHECK(*back.program.ops[i].fixed == r->shardings[i]);
-    }
-    // Re-solving the annotated module keeps the layouts; its cost is no higher.
-    auto fixed = auto_shard(back.program, mesh, *machine, o);
-    REQUIRE(fixed);
-    CHECK(fixed->solve.cost <= r->solve.cost);  // the layouts kept; a strategy may be found cheaper
-
-    const auto specs = partition_specs(m, p, r->shardings, mesh);
-    REQUIRE(specs.parameters.size() == 3);
-    CHECK(specs.parameters[1].name == "w1");
-    CHECK(specs.parameters[1].spec == partition_spec(r->shardings[1], mesh));
-    REQUIRE(specs.outputs.size() == 1);
-    CHECK(specs.outputs[0].name == "sum");
   }
 
   TEST_CASE("an open Sharding marker takes the layout of the value it marks; a closed one is kept") {

@@ -67,17 +67,6 @@ TEST_SUITE("hlo/graph_traits") {
     CHECK_FALSE(rc.has_value());  // the empty archetype has no computation
   }
 
-  TEST_CASE("concepts: positive models and near misses") {
-    struct no_traits {};
-    static_assert(!graph<no_traits>);
-    static_assert(graph<hlo::module> && dense_graph<hlo::module> && memory_space_graph<hlo::module>);
-    static_assert(entry_graph<hlo::module>);
-    static_assert(!entry_graph<test::kernel_graph>);
-    static_assert(module_graph<hlo::module>);
-    static_assert(!module_graph<test::archetype::graph>);
-    CHECK(true);
-  }
-
   TEST_CASE("the HLO model's traits: order, users, subshapes, schedule flag and aliases") {
     const auto m = parse_ok(R"(HloModule t, is_scheduled=true, input_output_alias={ {1}: (0, {}, must-alias) }
 ENTRY e {

@@ -269,7 +269,15 @@ def ctrl_c_here() -> None:
     module = hard_module()
     pack = lambda: xlamem.pack(rows, time_limit=math.inf)  # noqa: E731
     report = lambda: xlamem.report(module, solver="search", time_limit=math.inf)  # noqa: E731
-    for name, call, how in [("pack", pack, "kill"), ("report", report, "kill"), ("pack", pack, "interrupt_main")]:
+    # auto_shard's solve (the layer under the JAX front end): the example's search never proves
+    # its answer, so without a limit only Ctrl-C ends it.
+    from xlamem import _xlamem
+    with open(os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                           "examples", "autoshard", "mlp_train_step.hlo")) as f:
+        mlp = f.read()
+    shard = lambda: _xlamem.auto_shard_text(mlp, "mlp", "2x4", "cpu-host-8", -1, math.inf, 1, 1)  # noqa: E731
+    for name, call, how in [("pack", pack, "kill"), ("report", report, "kill"), ("pack", pack, "interrupt_main"),
+                            ("auto_shard", shard, "kill")]:
         latency = interrupted(call, how)
         check(latency <= LATENCY, f"in-process {name}() stopped by {how}: KeyboardInterrupt {latency:.3f} s after it")
     # No leak: resident memory after 8 more interrupted calls of each is what it was after 2.

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests of include/xlamem/report/memory_report.hpp and report/plan_report.hpp: a report built
-// from its parts has one peak (the statistics' peak_memory_in_bytes is it), per memory space,
-// fragmentation at the peak; a plan's report agrees with the plan.
+// Tests of include/xlamem/report/memory_report.hpp: a report built from its parts has one peak
+// (the statistics' peak_memory_in_bytes is it), per memory space, fragmentation at the peak.
 #include <doctest/doctest.h>
 
 #include <string>
 
 #include "support/report_helpers.hpp"
-#include "xlamem/report/plan_report.hpp"
 
 TEST_SUITE("report/memory_report") {
   using namespace xlamem::test::report_helpers;
@@ -35,52 +33,5 @@ TEST_SUITE("report/memory_report") {
     CHECK(b.fragmentation_at_peak.front().allocation == 2);
     CHECK(b.instruction_at(b.peak.time) == b.timeline.schedule[static_cast<std::size_t>(b.peak.time)]);
     CHECK(b.instruction_at(99).empty());
-  }
-
-  TEST_CASE("the report of a plan: its peak is the plan's peak_memory_in_bytes; heaps, allocations, live ranges") {
-    auto m = xlamem::hlo::parse_module(R"(HloModule m, is_scheduled=true
-ENTRY e {
-  p = f32[64]{0} parameter(0)
-  a = f32[64]{0} exponential(p), metadata={op_name="jit(f)/exp" source_file="/src/model.py" source_line=3}
-  b = f32[64]{0} negate(a)
-  c = f32[64]{0} add(a, b)
-  ROOT d = f32[64]{0} sine(c)
-})", "small.hlo");
-    REQUIRE(m);
-    plan_request req;
-    req.solver = "xla";
-    auto p = plan_module(*m, "small.hlo", req);
-    REQUIRE(p.has_value());
-    CHECK(p->description == "xlamem plan (solver xla, alignment 64)");
-    const auto r = report_of(*m, *p, "small.hlo");
-    CHECK(r.file == "small.hlo");
-    CHECK(r.module == "m");
-    CHECK_FALSE(r.from_xla);
-    CHECK(r.instructions == 5);
-    CHECK(r.peak.bytes == p->plan.stats().peak_memory_in_bytes);
-    CHECK(r.peak.time == p->plan.peak_time());
-    CHECK(r.stats.argument_size_in_bytes == 256);
-    REQUIRE(r.heaps.size() == 1);
-    CHECK(r.heaps.front().solver == "xla");
-    CHECK(r.allocations.size() == p->plan.allocations().size());
-    CHECK_FALSE(r.live_ranges.empty());
-    bool sourced = false;
-    for (const auto& buf : r.timeline.buffers) sourced = sourced || buf.source.location() == "model.py:3";
-    CHECK(sourced);
-    // Without the value lists (what the summary and the picture need): the rest is the same.
-    auto again = plan_module(*m, "small.hlo", req);
-    REQUIRE(again.has_value());
-    const auto lean = report_of(*m, std::move(*again), "small.hlo", false);
-    CHECK(lean.allocations.empty());
-    CHECK(lean.live_ranges.empty());
-    CHECK(lean.peak.bytes == r.peak.bytes);
-    CHECK(lean.peak.live == r.peak.live);
-    CHECK(lean.timeline.buffers.size() == r.timeline.buffers.size());
-    CHECK(lean.memory_spaces.size() == r.memory_spaces.size());
-    req.backend = "gpu";
-    auto g = plan_module(*m, "small.hlo", req);
-    REQUIRE(g.has_value());
-    CHECK(g->description == "xlamem plan (solver xla, alignment 256, XLA:GPU rules)");
-    CHECK(m->backend == xlamem::hlo::xla_backend::gpu);
   }
 }

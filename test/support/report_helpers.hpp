@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers of the memory report's tests (test/report/, test/io/): a small timeline with a
-// parameter, an output, a heap and a constant.
+// parameter, an output, a heap and a constant; a two-layer MLP module of any batch.
 #pragma once
 
 #include <doctest/doctest.h>
@@ -44,6 +44,17 @@ inline memory_timeline small_timeline() {
                {"c", "f32[64]", 256, buffer_kind::temp, 4, 4, 2, 0, 0, {}},
                {"k", "f32[2]", 8, buffer_kind::constant, 0, 4, 3, 0, 0, {}}};
   return t;
+}
+
+// A two-layer MLP with metadata as JAX writes it; `batch` rows.
+inline std::string mlp(int batch) {
+  const std::string b = std::to_string(batch);
+  const std::string md = " source_file=\"/home/u/model.py\" source_line=";
+  return "HloModule jit_mlp, is_scheduled=true\n\nENTRY %main (x: f32[" + b + ",64], w: f32[64,128]) -> f32[" + b + ",128] {\n" +
+         "  %x = f32[" + b + ",64]{1,0} parameter(0)\n  %w = f32[64,128]{1,0} parameter(1)\n" +
+         "  %dot = f32[" + b + ",128]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name=\"jit(mlp)/jit(main)/dot_general\"" + md + "12}\n" +
+         "  %t = f32[" + b + ",128]{1,0} tanh(%dot), metadata={op_name=\"jit(mlp)/jit(main)/tanh\"" + md + "13}\n" +
+         "  ROOT %n = f32[" + b + ",128]{1,0} negate(%t), metadata={op_name=\"jit(mlp)/jit(main)/neg\"" + md + "14}\n}\n";
 }
 
 }  // namespace xlamem::test::report_helpers

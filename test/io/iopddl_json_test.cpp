@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tests for io/sharding/iopddl_json.hpp and io/sharding/iopddl_solution.hpp: the format's example.json, key order,
-// whitespace and unknown keys, gzip and zlib input, every kind of malformed input with the
-// JSON path and byte offset its message names, the solution line both ways, and the eleven
-// shared instances read and evaluated against bench/sharding/iopddl_eval.py (Python's json).
+// Tests for io/sharding/iopddl_json.hpp: the format's example.json, key order, whitespace and unknown
+// keys, gzip and zlib input, every kind of malformed input with the JSON path and byte offset its
+// message names, and the eleven shared instances read and evaluated against bench/sharding/iopddl_eval.py.
 #include <doctest/doctest.h>
 
 #include <cstdint>
@@ -18,7 +17,6 @@
 #include "io/deflate_writer.hpp"
 #include "support/common.hpp"
 #include "xlamem/io/sharding/iopddl_json.hpp"
-#include "xlamem/io/sharding/iopddl_solution.hpp"
 #include "xlamem/sharding/evaluate.hpp"
 
 using namespace xlamem;
@@ -375,48 +373,6 @@ TEST_CASE("files: regular files only, bounded, gzip by content not name") {
   r = read_iopddl(dir.string());
   REQUIRE_FALSE(r);
   CHECK(r.error().to_string() == "invalid_argument: " + dir.string() + ": is a directory, not a regular file");
-}
-
-TEST_CASE("solution lines are read against a problem and written back") {
-  auto p = parse_iopddl(base, "t.json");
-  REQUIRE(p);
-  auto a = parse_iopddl_solution("[1, 0]\n", *p, "s.txt");
-  REQUIRE_MESSAGE(a, a.error().to_string());
-  CHECK(*a == sharding::assignment{1, 0});
-  a = parse_iopddl_solution(" \r\n[ 1 ,\n\t0 ]  \n\n", *p, "s.txt");
-  REQUIRE_MESSAGE(a, a.error().to_string());
-  CHECK(*a == sharding::assignment{1, 0});
-
-  const auto err = [&](std::string_view text) {
-    auto r = parse_iopddl_solution(text, *p, "s.txt");
-    return r ? std::string("no error") : r.error().to_string();
-  };
-  CHECK(err("[1]") == "invalid_argument: s.txt: at byte 2: 1 strategies, but the problem has 2 nodes");
-  CHECK(err("[1, 0, 0]") == "invalid_argument: s.txt: at byte 7: more strategies than the problem's 2 nodes");
-  CHECK(err("[0, 1]") == "invalid_argument: s.txt: at byte 4: node 1: strategy 1 is out of range (the node has 1 strategies)");
-  CHECK(err("[2, 0]") == "invalid_argument: s.txt: at byte 1: node 0: strategy 2 is out of range (the node has 2 strategies)");
-  CHECK(err("[0, -1]") == "parse_error: s.txt: at byte 4: expected a strategy index (a non-negative integer), found '-1'");
-  CHECK(err("[0, 1.5]") == "parse_error: s.txt: at byte 4: expected a strategy index (a non-negative integer), found '1.5'");
-  CHECK(err("[0, ]") == "parse_error: s.txt: at byte 4: expected a strategy index (a non-negative integer), found ']'");
-  CHECK(err("[0 1]") == "parse_error: s.txt: at byte 3: expected ',' or ']', found '1'");
-  CHECK(err("[0, 0") == "parse_error: s.txt: at byte 5: expected ',' or ']', found the end of the text");
-  CHECK(err("0, 1") == "parse_error: s.txt: at byte 0: expected '[', found '0'");
-  CHECK(err("") == "parse_error: s.txt: at byte 0: expected '[', found the end of the text");
-  CHECK(err("[1, 0] x") == "parse_error: s.txt: at byte 7: trailing characters after the solution: 'x'");
-  CHECK(err("[1, 99999999999999999999999]") == "parse_error: s.txt: at byte 4: '99999999999999999999999' is out of range");
-
-  auto any = parse_iopddl_solution("[]");
-  REQUIRE(any);
-  CHECK(any->empty());
-  CHECK(format_iopddl_solution(sharding::assignment{0, 12, 3}) == "[0, 12, 3]\n");
-  CHECK(format_iopddl_solution(sharding::assignment{}) == "[]\n");
-
-  const auto path = (std::filesystem::temp_directory_path() / "xlamem_iopddl_solution.txt").string();
-  REQUIRE(write_iopddl_solution(path, sharding::assignment{1, 0}));
-  auto back = read_iopddl_solution(path, *p);
-  std::filesystem::remove(path);
-  REQUIRE_MESSAGE(back, back.error().to_string());
-  CHECK(*back == sharding::assignment{1, 0});
 }
 
 namespace {
