@@ -121,8 +121,9 @@ def _pack_result(document: str, text: str, offsets: list[int]) -> PackResult:
     import json
 
     d = json.loads(document)
-    return PackResult(d["status"], list(offsets), d["peak"], int(d["lower_bound"]), bool(d["optimal"]),
-                      float(d["seconds"]), d["solver"], document, text)
+    return PackResult(d["status"], list(offsets), d["peak"], int(d["lower_bound"]), bool(d["optimal"]), d["gap"],
+                      float(d["seconds"]), float(d["seconds_to_first_feasible"]), float(d["seconds_to_best"]),
+                      d["solver"], document, text)
 
 
 def solvers() -> str:

@@ -326,13 +326,18 @@ class PackResult:
     the lower bound; "feasible": placed, the solver finished; "time_limit": placed, but the time
     limit ended the work, the best placement found; "infeasible": proven not to fit the
     capacity; "no_answer": no placement under the capacity), the offsets (one per buffer, empty
-    when not placed), the peak and the best lower bound."""
+    when not placed), the peak, the best lower bound and the gap between them ((peak -
+    lower_bound) / peak, None when not placed), and the seconds from the start to the first
+    placement and to the one returned (-1: none), as `xlamem shard` reports them."""
     status: str
     offsets: list[int]
     peak: Optional[int]
     lower_bound: int
     optimal: bool
+    gap: Optional[float]
     seconds: float
+    seconds_to_first_feasible: float
+    seconds_to_best: float
     solver: str
     json: str
     text: str  # `xlamem pack`'s report and its last line

@@ -155,6 +155,48 @@ ENTRY e {
     CHECK(solve(three(), "nope").error().message().find("unknown solver 'nope'") == 0);
   }
 
+  TEST_CASE("the result's shape, as sharding's: the gap, and the seconds to the first and the returned placement") {
+    // Every solver on a problem the sweep leaves above the bound, and the search on one it proves.
+    const auto p = busy();
+    solve_options o;
+    o.time_limit = 0.5;
+    for (const auto& s : packing_solvers) {
+      CAPTURE(s.name);
+      auto r = solve(p, s, o);
+      REQUIRE(r.has_value());
+      REQUIRE(r->placed());
+      REQUIRE(r->gap.has_value());
+      CHECK(*r->gap == doctest::Approx(static_cast<double>(r->peak - r->lower_bound) / static_cast<double>(r->peak)));
+      CHECK(*r->gap >= 0.0);
+      CHECK(*r->gap < 1.0);
+      CHECK(r->seconds_to_first_feasible >= 0.0);
+      CHECK(r->seconds_to_first_feasible <= r->seconds_to_best);
+      CHECK(r->seconds_to_best <= r->seconds);
+    }
+    const auto e = xlamem::test::packing_helpers::example12();
+    auto proven = solve(e, "search");
+    REQUIRE(proven.has_value());
+    CHECK(proven->optimal());
+    CHECK(proven->gap == 0.0);
+    CHECK(proven->seconds_to_best <= proven->seconds);
+    // No placement: no gap, no times.
+    solve_options under;
+    under.capacity = proven->peak - 1;
+    auto none = solve(e, "search", under);
+    REQUIRE(none.has_value());
+    CHECK(none->status == solve_status::infeasible);
+    CHECK_FALSE(none->gap.has_value());
+    CHECK(none->seconds_to_first_feasible == -1);
+    CHECK(none->seconds_to_best == -1);
+    // Counted from the caller's start, as every time reported.
+    solve_options early;
+    early.started = solve_clock::now() - std::chrono::seconds(2);
+    auto counted = solve(three(), "stack", early);
+    REQUIRE(counted.has_value());
+    CHECK(counted->seconds_to_first_feasible >= 2.0);
+    CHECK(counted->seconds >= counted->seconds_to_best);
+  }
+
   TEST_CASE("the time limit is kept by every solver: a deadline already passed gives a valid placement and says how") {
     const auto p = busy();
     solve_options o;

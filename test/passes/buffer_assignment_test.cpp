@@ -69,6 +69,11 @@ ENTRY %main (a: f32[100]) -> f32[100] {
     auto r = buffer_assignment<module>::run(m, bad);
     REQUIRE_FALSE(r.has_value());
     CHECK(r.error().message().find("power of two") != std::string::npos);
+    buffer_assignment_options late;
+    late.time_limit = -1;  // refused, not read as "heuristics only"
+    auto refused = buffer_assignment<module>::run(m, late);
+    REQUIRE_FALSE(refused.has_value());
+    CHECK(refused.error().message() == xlamem::time_limit_error(-1.0));
   }
 
   TEST_CASE("a loop fusion shares its operand's buffer only when elementwise on it (XLA's rule)") {

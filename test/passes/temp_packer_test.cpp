@@ -4,6 +4,7 @@
 // the exhaustive optimum on small problems), its errors and a set cancellation flag.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -100,11 +101,9 @@ TEST_SUITE("passes/temp_packer") {
       const auto portfolio = portfolio_fit{}.place(p, g);
       const auto xla = xla_best_fit{}.place(p, g);
       const auto& want = peak_of(p, xla) < peak_of(p, portfolio) ? xla : portfolio;
-      for (const double none : {0.0, -1.0}) {
-        auto got = named_temp_packer{*find_solver("search"), none}(p);
-        REQUIRE(got.has_value());
-        CHECK(got->offsets == want.offsets);
-      }
+      auto got = named_temp_packer{*find_solver("search"), 0.0}(p);
+      REQUIRE(got.has_value());
+      CHECK(got->offsets == want.offsets);
     }
   }
 
@@ -164,6 +163,13 @@ TEST_SUITE("passes/temp_packer") {
     auto broken = named_temp_packer{named_solver{"broken", "", "fails", solver_family::heuristic, &failing}}(p);
     REQUIRE_FALSE(broken.has_value());
     CHECK(broken.error().message() == "the solver broke");
+    // A time limit means what it means everywhere: negative and NaN are refused, not read as 0.
+    for (const double refused : {-1.0, std::nan("")}) {
+      auto r = named_temp_packer{*find_solver("search"), refused}(p);
+      REQUIRE_FALSE(r.has_value());
+      CHECK(r.error().code() == errc::invalid_argument);
+      CHECK(r.error().message() == time_limit_error(refused));
+    }
   }
 
   TEST_CASE("a set cancellation flag: the XLA row falls back on stacking, the search family keeps the sweep") {

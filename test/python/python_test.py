@@ -194,6 +194,11 @@ def api(root: str, cli: str | None, work: str) -> None:
     p = xlamem.pack([(0, 4, 64), (2, 6, 32), (5, 8, 64), (0, 8, 16)])
     check(p.status == "optimal" and len(p.offsets) == 4 and p.peak == p.lower_bound == 112,
           f"pack() places four intervals at the bound ({p.peak})")
+    check(p.gap == 0.0 and 0 <= p.seconds_to_first_feasible <= p.seconds_to_best <= p.seconds,
+          f"pack() gives the gap and the times to the first and best placement ({p.gap}, {p.seconds_to_best})")
+    cut = xlamem.pack([(0, 4, 64), (2, 6, 32)], capacity=10)
+    check(cut.status == "infeasible" and cut.gap is None and cut.seconds_to_best == -1,
+          f"pack() under a capacity nothing fits: no gap, no times ({cut.status})")
     raises(xlamem.XlamemError, "solver", lambda: xlamem.pack([(0, 1, 8)], solver="nope"), "pack with an unknown solver")
     raises(ValueError, "interval 0", lambda: xlamem.pack([(0, 1)]), "pack with a short interval")
 

@@ -5,7 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
@@ -110,6 +112,18 @@ TEST_SUITE("report/plan_report") {
     CHECK(s->options.cancel == &stop);
     CHECK(s->options.alignment == 16);
     CHECK(s->backend.rules == hlo::xla_backend::cpu);
+    // 0: the heuristics only; infinity: no limit; negative and NaN refused, as everywhere.
+    r.time_limit = 0;
+    CHECK(planning_options(r).has_value());
+    r.time_limit = std::numeric_limits<double>::infinity();
+    CHECK(planning_options(r).has_value());
+    for (const double refused : {-1.0, std::nan("")}) {
+      r.time_limit = refused;
+      auto bad = planning_options(r);
+      REQUIRE_FALSE(bad.has_value());
+      CHECK(bad.error().code() == errc::invalid_argument);
+      CHECK(bad.error().message() == time_limit_error(refused));
+    }
   }
 
   TEST_CASE("plan_module: the request's errors, the planner's error in the module's name, a valid plan described") {

@@ -71,6 +71,8 @@ struct search_result {
   placement solution;         ///< valid when status is feasible
   std::uint64_t nodes = 0;    ///< search nodes visited
   double seconds = 0.0;
+  double seconds_to_first_feasible = -1;  ///< when `solution` was found (the only one); -1: none
+  double seconds_to_best = -1;            ///< the same as `seconds_to_first_feasible`
 };
 
 /// Options of `minimize_peak`.
@@ -94,6 +96,8 @@ struct minimize_result {
   bool search_skipped = false;   ///< not optimal, and too many conflicts for the exact search
   std::uint64_t nodes = 0;
   double seconds = 0.0;
+  double seconds_to_first_feasible = -1;  ///< the first placement within the capacity; -1: none
+  double seconds_to_best = -1;            ///< when `solution` was found; -1: none
 };
 
 namespace detail {
@@ -646,6 +650,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   auto finish = [&](solve_status st) {
     out.status = st;
     out.seconds = std::chrono::duration<double>(clock::now() - start).count();
+    if (st == solve_status::feasible) out.seconds_to_first_feasible = out.seconds_to_best = out.seconds;
     return out;
   };
   if (lower_bound(p) > o.capacity) return finish(solve_status::infeasible);
@@ -678,6 +683,24 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   return pack_within(p, interval_graph(p), o);
 }
 
+namespace detail {
+
+/// The capacities `minimize_peak` probes between the bound and the best peak, lowest first:
+/// below the best peak by half, a quarter, ... of the gap, down to one granule.
+[[nodiscard]] inline std::vector<std::int64_t> probe_targets(std::int64_t best_peak, std::int64_t bound, std::int64_t granule) {
+  std::vector<std::int64_t> targets;
+  for (std::int64_t d = (best_peak - bound) / 2; d >= granule; d /= 2) {
+    const auto t = (best_peak - d) / granule * granule;
+    if (t > bound && t < best_peak && (targets.empty() || t > targets.back())) targets.push_back(t);
+  }
+  if (best_peak - granule > bound && (targets.empty() || best_peak - granule > targets.back())) {
+    targets.push_back(best_peak - granule);
+  }
+  return targets;
+}
+
+}  // namespace detail
+
 /// Anytime minimisation on a validated problem `p` and its interval graph `g` (what `solve`
 /// in `packing/solvers.hpp` has built already): see `minimize_peak(p, o)`.
 [[nodiscard]] inline minimize_result minimize_peak(const packing_problem& p, const interval_graph& g,
@@ -693,6 +716,10 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   bool out_of_time = false;     // too little time was left for the search
   bool heuristics_cut = false;  // the deadline cut the heuristics short
   auto search_deadline = deadline;  // moved earlier once the search's lists are built
+  auto found_now = [&] {  // a new placement within the capacity was just kept
+    out.seconds_to_best = std::chrono::duration<double>(clock::now() - start).count();
+    if (out.seconds_to_first_feasible < 0) out.seconds_to_first_feasible = out.seconds_to_best;
+  };
   auto finish = [&] {
     out.peak = out.solution.offsets.empty() ? 0 : peak_of(p, out.solution);
     out.optimal = !out.solution.offsets.empty() && out.peak == out.lower_bound;  // the bound never clamped
@@ -715,6 +742,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
   if (fits) {
     out.solution = best;
     out.status = solve_status::feasible;
+    found_now();
   }
   if (best_peak <= out.lower_bound) return finish();  // the heuristic is optimal: no search
   const auto lists_started = clock::now();
@@ -733,6 +761,7 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
     if (o.capacity < 0 || best_peak <= o.capacity) {
       out.solution = best;
       out.status = solve_status::feasible;
+      found_now();
     }
   };
   // Half of the effort goes to the lower bound: one round-robin pass per round at a node
@@ -764,17 +793,8 @@ inline canonical_search::clock::time_point before_teardown(canonical_search::clo
     }
     std::uint64_t spent = 0;
     while (spent < 3 * level && best_peak > out.lower_bound && time_left()) {
-      const auto gap = best_peak - out.lower_bound;
-      std::vector<std::int64_t> targets;
-      for (std::int64_t d = gap / 2; d >= granule; d /= 2) {
-        const auto t = (best_peak - d) / granule * granule;
-        if (t > out.lower_bound && t < best_peak && (targets.empty() || t > targets.back())) targets.push_back(t);
-      }
-      if (best_peak - granule > out.lower_bound && (targets.empty() || best_peak - granule > targets.back())) {
-        targets.push_back(best_peak - granule);
-      }
       bool improved = false;
-      for (const auto target : targets) {
+      for (const auto target : detail::probe_targets(best_peak, out.lower_bound, granule)) {
         if (!time_left() || spent >= 3 * level) break;
         placement found;
         std::uint64_t used = 0;

@@ -80,6 +80,10 @@ struct solver_outcome {
   std::int64_t lower_bound = 0;  ///< a proven lower bound on the optimal peak (0: none of its own)
   std::uint64_t nodes = 0;       ///< search nodes visited
   bool stopped_by_time_limit = false;  ///< the deadline ended the work (`solution`: the best so far, if any)
+  /// Seconds from the solver's call to its first placement and to `solution`; -1: the end of
+  /// the call (a one-pass solver's only placement) or none.
+  double seconds_to_first_feasible = -1;
+  double seconds_to_best = -1;
 };
 
 /// A solver's entry point: the problem (validated), its interval graph and the options.
@@ -124,14 +128,16 @@ inline result<solver_outcome> run_search(const packing_problem& p, const interva
     so.seed = o.seed;
     auto r = pack_within(p, g, so);
     return solver_outcome{r.status, std::move(r.solution), 0, r.nodes,
-                          r.status == solve_status::no_answer && deadline_passed(o.deadline)};
+                          r.status == solve_status::no_answer && deadline_passed(o.deadline),
+                          r.seconds_to_first_feasible, r.seconds_to_best};
   }
   minimize_options mo;
   mo.time_limit = o.time_limit;
   mo.deadline = o.deadline;
   mo.seed = o.seed;
   auto r = minimize_peak(p, g, mo);
-  return solver_outcome{r.status, std::move(r.solution), r.lower_bound, r.nodes, r.stopped_by_time_limit};
+  return solver_outcome{r.status,  std::move(r.solution),        r.lower_bound,    r.nodes,
+                        r.stopped_by_time_limit, r.seconds_to_first_feasible, r.seconds_to_best};
 }
 
 }  // namespace detail
@@ -192,6 +198,7 @@ struct solve_result {
   xlamem::placement placement;                       ///< valid when placed
   std::int64_t peak = 0;                             ///< of `placement` (0 when not placed)
   std::int64_t lower_bound = 0;                      ///< best proven bound on the optimal peak (at most `peak`)
+  std::optional<double> gap;                         ///< (peak - lower_bound) / peak when placed; 0 when optimal
   std::int64_t max_live = 0;                         ///< the simple bound: most bytes live at one time (`lower_bound(p)`)
   std::int64_t xla_best_fit_peak = -1;               ///< XLA's best fit as a baseline; -1: not run
   bool xla_baseline_out_of_time = false;             ///< the baseline was started and cut by its share of the time
@@ -200,6 +207,8 @@ struct solve_result {
   std::string_view fallback;                         ///< the solver that placed instead of it ("sweep"), else empty
   std::uint64_t nodes = 0;                           ///< search nodes visited
   double seconds = 0.0;                              ///< wall-clock time of the whole solve
+  double seconds_to_first_feasible = -1;             ///< from the start to the first placement; -1: none
+  double seconds_to_best = -1;                       ///< from the start to `placement`; -1: none
   std::size_t sections = 0;                          ///< of the interval graph
   std::size_t conflicts = 0;                         ///< conflicting buffer pairs
   /// A contradiction `solve` caught in a solver (a lower bound above the peak of its own valid
@@ -252,8 +261,17 @@ struct solve_result {
     if (x.complete) out.xla_best_fit_peak = peak_of(p, *x.solution);
     else out.xla_baseline_out_of_time = true;
   }
+  const auto run_started = solve_clock::now();
   auto run = solver.run(p, g, inner);
   if (!run) return run.error();
+  auto since_start = [&](solve_clock::time_point t) { return std::chrono::duration<double>(t - start).count(); };
+  const double run_offset = since_start(run_started);
+  if (run->seconds_to_first_feasible < 0) {  // a one-pass solver: its placement came at the end
+    run->seconds_to_first_feasible = run->seconds_to_best = since_start(solve_clock::now());
+  } else {
+    run->seconds_to_first_feasible += run_offset;
+    run->seconds_to_best += run_offset;
+  }
   out.stopped_by_time_limit = run->stopped_by_time_limit;
   // The search's time-out under a capacity is an answer (undecided); any other solver's is not.
   if (run->status == solve_status::no_answer && run->stopped_by_time_limit && solver.family != solver_family::search) {
@@ -261,6 +279,7 @@ struct solve_result {
     out.fallback = swept ? sweep_fit{}.name() : stack_fit{}.name();
     run->solution = swept ? std::move(*swept) : stack_fit{}.place(p, g);
     run->status = solve_status::feasible;
+    run->seconds_to_first_feasible = run->seconds_to_best = since_start(solve_clock::now());
   }
   if (is_xla && o.xla_baseline) {
     if (run->stopped_by_time_limit) out.xla_baseline_out_of_time = true;
@@ -287,6 +306,9 @@ struct solve_result {
     }
     if (out.peak == out.lower_bound) out.stopped_by_time_limit = false;  // optimal: nothing was left to do
     out.status = answer_status(out.peak == out.lower_bound, out.stopped_by_time_limit);
+    out.gap = out.peak == 0 ? 0.0 : static_cast<double>(out.peak - out.lower_bound) / static_cast<double>(out.peak);
+    out.seconds_to_first_feasible = run->seconds_to_first_feasible;
+    out.seconds_to_best = run->seconds_to_best;
   }
   out.cancelled = deadline.cancelled();
   out.seconds = std::chrono::duration<double>(solve_clock::now() - start).count();

@@ -54,6 +54,7 @@
 #include <vector>
 
 #include "xlamem/align.hpp"
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/graph/graph_traits.hpp"
 #include "xlamem/packing/interval_graph.hpp"
@@ -76,7 +77,8 @@ struct buffer_assignment_options {
   /// Packer of the temporary heaps: a row of the solver table (`packing/solvers.hpp`; the
   /// default is the search), used as `named_temp_packer` says.
   named_solver solver = packing_solvers.front();
-  /// Time budget of a search-family solver per heap, seconds.
+  /// Time budget of a search-family solver per heap, seconds (0: the heuristics' placement;
+  /// infinity: none; negative or NaN refused, deadline.hpp).
   double time_limit = 1.0;
   /// A cancellation flag for the temporary heaps' solvers (`named_temp_packer::cancel`).
   const cancellation_flag* cancel = nullptr;
@@ -169,6 +171,7 @@ class buffer_assignment {
 
   /// Assigns the buffers of `g` with the solver of `o` (`named_temp_packer`).
   [[nodiscard]] static result<buffer_assignment> run(const G& g, const buffer_assignment_options& o = {}) {
+    if (const char* bad = time_limit_error(o.time_limit)) return make_error(errc::invalid_argument, bad);
     return run(g, o, named_temp_packer{o.solver, o.time_limit, o.cancel});
   }
 

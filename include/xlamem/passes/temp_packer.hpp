@@ -20,6 +20,7 @@
 #include <string_view>
 #include <utility>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/packing/aligned_lower_bound.hpp"
 #include "xlamem/packing/heuristics.hpp"
@@ -42,7 +43,9 @@ static_assert(temp_packer<xla_best_fit_packer>);  // packing/xla_best_fit.hpp
 /// A row of the solver table as a temporary-heap packer (see the file comment).
 struct named_temp_packer {
   named_solver solver = packing_solvers.front();
-  double time_limit = 1.0;  ///< the search family's budget per heap (<= 0: heuristics only; infinity: none)
+  /// The search family's budget per heap, seconds: 0 the heuristics' placement (the quickest
+  /// answer), infinity none; negative or NaN refused (deadline.hpp).
+  double time_limit = 1.0;
   /// Once set (by another thread), the heuristics and the search stop as at a deadline and
   /// the heap gets the best placement in hand (deadline.hpp); null: never.
   const cancellation_flag* cancel = nullptr;
@@ -52,6 +55,7 @@ struct named_temp_packer {
   [[nodiscard]] bool places_as_xla() const noexcept { return solver.family == solver_family::xla; }
 
   [[nodiscard]] result<placement> operator()(const packing_problem& p) const {
+    if (const char* bad = time_limit_error(time_limit)) return make_error(errc::invalid_argument, bad);
     if (auto ok = validate_problem(p); !ok) return ok.error();
     if (solver.run == nullptr) return make_error(errc::invalid_argument, "solver '" + std::string(solver.name) + "' has no function");
     const interval_graph g(p);

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <utility>
 
+#include "xlamem/deadline.hpp"
 #include "xlamem/error.hpp"
 #include "xlamem/hlo/backend.hpp"
 #include "xlamem/hlo/graph_model.hpp"
@@ -30,7 +31,7 @@ struct plan_request {
   std::string backend = "cpu";      ///< a preset of `hlo::backend_presets`: "cpu" (XLA:CPU) or "gpu" (XLA:GPU)
   std::string solver = "search";    ///< a row of `packing_solvers`, by name or alias
   std::int64_t alignment = 0;       ///< of temporaries, bytes; 0: the backend's
-  double time_limit = 1.0;  ///< the search's budget per heap (<= 0: heuristics only; infinity: none)
+  double time_limit = 1.0;  ///< the search's budget per heap (0: heuristics only; infinity: none; negative or NaN refused)
   /// Once set by another thread, the heaps' solvers stop early with the placement in hand
   /// (`named_temp_packer::cancel`): the plan is still valid. Null: never.
   const cancellation_flag* cancel = nullptr;
@@ -44,12 +45,13 @@ struct plan_request {
 };
 
 /// The backend preset, solver and options a request names. @returns `errc::invalid_argument`
-/// for an unknown backend or solver.
+/// for an unknown backend or solver, or a negative or NaN time limit.
 struct planning_setup {
   hlo::backend_preset backend;
   buffer_assignment_options options;
 };
 [[nodiscard]] inline result<planning_setup> planning_options(const plan_request& r) {
+  if (const char* bad = time_limit_error(r.time_limit)) return make_error(errc::invalid_argument, bad);
   auto backend = hlo::parse_backend(r.backend);
   if (!backend) return backend.error();
   auto solver = parse_solver(r.solver);

@@ -51,7 +51,8 @@ struct packing_report {
 [[nodiscard]] inline std::string_view status_name(const solve_result& r) noexcept { return to_string(r.status); }
 
 /// The JSON fields of a report: buffers, solver, status (`status_name`), peak (null when not
-/// placed), lower_bound, optimal, seconds, fallback (the solver that placed instead, null when
+/// placed), lower_bound, optimal, gap ((peak - lower_bound) / peak, null when not placed),
+/// seconds, seconds_to_first_feasible and seconds_to_best (-1: none), fallback (the solver that placed instead, null when
 /// none), xla_best_fit_peak (null when not run or out of time), nodes, and the capacity when
 /// one was given.
 template <class F>
@@ -64,7 +65,10 @@ void visit_fields(const packing_report& r, F&& f) {
   f("peak", s.placed() ? std::optional<std::int64_t>(s.peak) : std::nullopt);
   f("lower_bound", s.lower_bound);
   f("optimal", s.optimal());
+  f("gap", s.gap);
   f("seconds", s.seconds);
+  f("seconds_to_first_feasible", s.seconds_to_first_feasible);
+  f("seconds_to_best", s.seconds_to_best);
   f("fallback", s.fallback.empty() ? std::nullopt : std::optional<std::string_view>(s.fallback));
   f("xla_best_fit_peak", s.xla_best_fit_peak >= 0 ? std::optional<std::int64_t>(s.xla_best_fit_peak) : std::nullopt);
   f("nodes", s.nodes);
