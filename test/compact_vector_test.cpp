@@ -128,6 +128,9 @@ TEST_SUITE("core/compact_vector") {
   TEST_CASE("at() names the failure; pop_back, front and back on both storages") {
     compact_vector<std::uint16_t> v{10, 20, 30};
     CHECK(v.at(2) == 30);
+    v.at(2) = 31;  // writable, as std::vector's
+    CHECK(std::as_const(v).at(2) == 31);
+    v.at(2) = 30;
     try {
       (void)v.at(3);
       FAIL("at(3) of three elements did not throw");

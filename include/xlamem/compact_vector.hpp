@@ -93,6 +93,10 @@ class compact_vector {
   [[nodiscard]] const T* cend() const noexcept { return data() + size_; }
   [[nodiscard]] T& operator[](std::size_t k) noexcept { return data()[k]; }
   [[nodiscard]] const T& operator[](std::size_t k) const noexcept { return data()[k]; }
+  [[nodiscard]] T& at(std::size_t k) {
+    if (k >= size_) throw std::out_of_range("compact_vector::at: index out of range");
+    return data()[k];
+  }
   [[nodiscard]] const T& at(std::size_t k) const {
     if (k >= size_) throw std::out_of_range("compact_vector::at: index out of range");
     return data()[k];

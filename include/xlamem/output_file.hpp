@@ -24,9 +24,14 @@ namespace xlamem {
   errno = 0;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (f == nullptr) return make_error(errc::unavailable, path + ": cannot open for writing: " + system_reason(errno ? errno : EIO));
+  // errno is read only right after the call that failed, cleared before each (a call that
+  // succeeds may still change it).
   int failure = 0;
+  errno = 0;
   if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) failure = errno ? errno : EIO;
+  errno = 0;
   if (std::fflush(f) != 0 && failure == 0) failure = errno ? errno : EIO;
+  errno = 0;
   if (std::fclose(f) != 0 && failure == 0) failure = errno ? errno : EIO;
   if (failure != 0) return make_error(errc::unavailable, path + ": write error: " + system_reason(failure));
   return {};

@@ -135,7 +135,17 @@ TEST_SUITE("alloc/restartable_sequences") {
       CHECK(got == 5);  // fewer than asked: all there were
       CHECK(std::vector<std::uint32_t>(taken, taken + 5) == std::vector<std::uint32_t>{5, 6, 10, 11, 12});
       CHECK(s.count == 0);
+      got = 99;
       CHECK(settle([&] { return rseq_pop_many(area, &s, cpu, taken, 1, got); }) == rseq_outcome::empty);
+      CHECK(got == 0);  // nothing taken, said so
+      out = 42;
+      CHECK(settle([&] { return rseq_pop(area, &s, cpu, out); }) == rseq_outcome::empty);
+      CHECK(out == 42);  // left alone: there was nothing to load
+      // Zero entries: nothing moves, and the count-down copy loops never run (they would wrap).
+      CHECK(rseq_push_many(area, &s, cpu, in, 0, 0) == rseq_outcome::done);
+      CHECK(rseq_pop_many(area, &s, cpu, taken, 0, got) == rseq_outcome::done);
+      CHECK(got == 0);
+      CHECK(s.count == 0);
 
       std::uint32_t thirty[cpu_stack::max_slots];
       for (std::uint32_t k = 0; k < cpu_stack::max_slots; ++k) thirty[k] = 100 + k;

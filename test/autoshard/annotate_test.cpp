@@ -161,6 +161,8 @@ TEST_SUITE("autoshard/annotate") {
       CHECK(r.error().code() == (partial ? errc::failed_precondition : errc::invalid_argument));
       CHECK(r.error().to_string().find("instruction 'y'") != std::string::npos);
       if (partial) CHECK(r.error().to_string().find("partial sums") != std::string::npos);
+      // Nothing half written: the instructions before 'y' keep the attributes they had.
+      CHECK(hlo::to_string(m) == hlo::to_string(parse(small_text)));
     }
   }
 
@@ -192,5 +194,9 @@ TEST_SUITE("autoshard/annotate") {
     CHECK(one.outputs[0].spec == "P(('data', 'model'))");
     CHECK(one.parameters.size() == 3);
     CHECK(one.parameters[2].spec == "P(None, None)");
+    // Fewer layouts than operations: what has none reads P(), never past the end.
+    const auto few = partition_specs(m, p, {}, mesh);
+    REQUIRE(few.parameters.size() == 2);
+    CHECK(few.parameters[0].spec == "P()");
   }
 }

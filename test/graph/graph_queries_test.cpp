@@ -64,7 +64,8 @@ struct xlamem::graph_traits<graph_queries_test::full> : graph_queries_test::plai
   static const char* shape_string(const graph_queries_test::full&, int, const xlamem::shape_index& x) {
     return x.empty() ? "f32[4]{0}" : "f32[]";
   }
-  static std::string computation_name(const graph_queries_test::full&, int) { return "main"; }
+  // A view, as a graph that owns its names hands them out (a std::string is made from it).
+  static std::string_view computation_name(const graph_queries_test::full&, int) { return "main"; }
   static int is_constant(const graph_queries_test::full&, int i) { return i == 0 ? 1 : 0; }  // converts to bool
   static bool is_copy(const graph_queries_test::full&, int i) { return i == 1; }
   static bool is_scheduled(const graph_queries_test::full&) { return false; }

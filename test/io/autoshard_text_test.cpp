@@ -98,6 +98,8 @@ TEST_SUITE("io/autoshard_text") {
     CHECK(text.find('\x07') == std::string::npos);
     CHECK(text.find("at 'evil\\x1b]0;x\\x07'") != std::string::npos);
     CHECK(text.find("  p\\x1b[2J") != std::string::npos);
+    // Escaped before padding: the spec still starts in column 27, as for a plain name.
+    CHECK(text.find("  p\\x1b[2J" + std::string(24 - 8, ' ') + " P") != std::string::npos);
     CHECK(text.find("P(\\x9b31m)") != std::string::npos);
     const auto json = to_json(x);
     CHECK(json.find("\"peak_instruction\":\"evil\\u001b]0;x\\u0007\"") != std::string::npos);

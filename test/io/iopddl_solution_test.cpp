@@ -65,8 +65,13 @@ TEST_CASE("solution lines are read against a problem and written back") {
 }
 
 TEST_CASE("solution lines without a problem: syntax only; long tokens quoted short; an unwritable path named") {
-  // The source as a string_view: with a string literal, overload resolution picks the template
-  // for a problem (`sharding_problem` accepts any type) and the call does not compile.
+  // A string literal names the source: a type without a problem's members is no problem.
+  static_assert(!sharding::sharding_problem<const char*>);
+  static_assert(!sharding::sharding_problem<std::string_view>);
+  auto literal = parse_iopddl_solution("[3]", "named.txt");
+  REQUIRE(literal.has_value());
+  CHECK(*literal == sharding::assignment{3});
+  CHECK(parse_iopddl_solution("[", "named.txt").error().message().rfind("named.txt:", 0) == 0);
   const std::string_view source = "s.txt";
   // Any count and any index within std::size_t is accepted without a problem to check against.
   auto a = parse_iopddl_solution("[7, 0, 18446744073709551615]", source);

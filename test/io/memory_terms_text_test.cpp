@@ -47,6 +47,8 @@ TEST_SUITE("io/memory_terms_text") {
     const memory_term_reduction empty;
     CHECK(memory_terms_text({"e.csv", "xla_compatible", &empty}) ==
           "e.csv: 0 primitives over 0 time steps, policy xla_compatible\nterms: 0 -> 0 (0 groups, 0 sweeps)\nreduced times: \n");
+    // The file name comes from the user: its control bytes never reach the terminal raw.
+    CHECK(memory_terms_text({"a\x1b[2Jb.csv", "split_aware", &empty}).rfind("a\\x1b[2Jb.csv: 0 primitives", 0) == 0);
   }
 
   TEST_CASE("the JSON: policy, sizes, every interval as [first, last], the groups and the reduced times") {

@@ -138,13 +138,13 @@ TEST_SUITE("packing/interval_index") {
   using namespace xlamem;
   using namespace interval_index_test;
 
-  TEST_CASE("section_max: the largest value of every range, 0 for an empty one (brute force)") {
+  TEST_CASE("section_max: the largest value of every range, negative ones too, 0 for an empty one (brute force)") {
     CHECK(detail::section_max{}.query(0, 0) == 0);
     std::mt19937_64 rng(5);
     for (const std::size_t n : {std::size_t{1}, std::size_t{2}, std::size_t{3}, std::size_t{7}, std::size_t{64},
                                 std::size_t{100}, std::size_t{257}}) {
       std::vector<std::int64_t> values(n);
-      for (auto& v : values) v = static_cast<std::int64_t>(rng() % 1000);
+      for (auto& v : values) v = static_cast<std::int64_t>(rng() % 1000) - 500;  // negatives too: never read as 0
       const detail::section_max tree(values);
       for (std::size_t lo = 0; lo <= n; lo += 1 + n / 40) {
         for (std::size_t hi = lo; hi <= n; ++hi) {

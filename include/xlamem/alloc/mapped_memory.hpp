@@ -10,8 +10,8 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <string>
+#include <system_error>
 
 #include "xlamem/align.hpp"
 #include "xlamem/alloc/properties.hpp"
@@ -74,7 +74,7 @@ class mapped_memory {
     if (base == MAP_FAILED) {
       const int err = errno;
       return error(errc::out_of_memory, "mapped_memory: mmap of " + std::to_string(total) +
-                                            " bytes failed: " + std::strerror(err));
+                                            " bytes failed: " + std::error_code(err, std::generic_category()).message());  // strerror is not thread-safe
     }
     char* p = static_cast<char*>(base);
     if (extra != 0) {  // trim the unaligned head and the tail

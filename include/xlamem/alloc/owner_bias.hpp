@@ -127,6 +127,7 @@ class owner_bias {
   /// after an operation, that operation ran owned (and no other thread can have been waiting
   /// for its effect: a thread that waits has revoked first).
   [[nodiscard]] bool held_by_caller() const noexcept {
+    if (XLAMEM_DETAIL_OWNER_BIAS == 0) return false;  // the state is shared for good: nobody holds it
     return state_.load(std::memory_order_relaxed) == thread_token();
   }
 
@@ -158,7 +159,7 @@ class owner_bias {
 #if XLAMEM_DETAIL_OWNER_BIAS
     return reinterpret_cast<std::uintptr_t>(__builtin_thread_pointer());
 #else
-    return shared_state;  // never compared: the state starts shared
+    return shared_state;  // the state starts shared and stays so (held_by_caller says false)
 #endif
   }
 

@@ -214,7 +214,8 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
                : [offset] "r"(offset), [stacks] "r"(stacks), [cpus] "r"(cpus),
                  [signature] "i"(RSEQ_SIG)
                : "rax", "rcx", "memory", "cc");
-  out = index;
+  // The index is written only where the section committed: elsewhere it was never loaded.
+  if (static_cast<rseq_outcome>(status) == rseq_outcome::done) out = index;
   return static_cast<rseq_outcome>(status);
 }
 
@@ -258,7 +259,8 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
                : [status] "=&r"(status), [index] "=&r"(index)
                : [area] "r"(area), [stack] "r"(stack), [cpu] "r"(cpu), [signature] "i"(RSEQ_SIG)
                : "rax", "memory", "cc");
-  out = index;
+  // The index is written only where the section committed: elsewhere it was never loaded.
+  if (static_cast<rseq_outcome>(status) == rseq_outcome::done) out = index;
   return static_cast<rseq_outcome>(status);
 }
 
@@ -284,13 +286,15 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
   return static_cast<rseq_outcome>(status);
 }
 
-/// Pops up to `n` (at least 1) entries off `stack` into `out[0 .. got)`, in one critical
-/// section: `got` = min(n, count).
+/// Pops up to `n` entries off `stack` into `out[0 .. got)`, in one critical section: `got` =
+/// min(n, count) when it commits, else 0 (`n` = 0 takes nothing and commits at once).
 [[nodiscard, gnu::always_inline]] inline rseq_outcome rseq_pop_many(char* area, cpu_stack* stack,
                                                                      std::uint32_t cpu,
                                                                      std::uint32_t* out,
                                                                      std::uint32_t n,
                                                                      std::uint32_t& got) noexcept {
+  got = 0;
+  if (n == 0) return rseq_outcome::done;  // the copy loop below counts down from n: never 0
   std::uint32_t status;
   std::uint32_t taken;
   asm volatile(XLAMEM_DETAIL_RSEQ_PROLOGUE
@@ -314,17 +318,18 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
                : [area] "r"(area), [stack] "r"(stack), [cpu] "r"(cpu), [out] "r"(out), [n] "r"(n),
                  [signature] "i"(RSEQ_SIG)
                : "rax", "rcx", "rdx", "memory", "cc");
-  got = taken;
+  if (static_cast<rseq_outcome>(status) == rseq_outcome::done) got = taken;
   return static_cast<rseq_outcome>(status);
 }
 
-/// Pushes `in[0 .. n)` (n at least 1) onto `stack` if it then holds at most `limit`, in one
-/// critical section.
+/// Pushes `in[0 .. n)` onto `stack` if it then holds at most `limit`, in one critical section
+/// (`n` = 0 pushes nothing and commits at once).
 [[nodiscard, gnu::always_inline]] inline rseq_outcome rseq_push_many(char* area, cpu_stack* stack,
                                                                       std::uint32_t cpu,
                                                                       const std::uint32_t* in,
                                                                       std::uint32_t n,
                                                                       std::uint32_t limit) noexcept {
+  if (n == 0) return rseq_outcome::done;  // the copy loop below counts down from n: never 0
   std::uint32_t status;
   asm volatile(XLAMEM_DETAIL_RSEQ_PROLOGUE
                "movl (%[stack]), %%eax\n\t"
@@ -386,7 +391,8 @@ static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shi
   return rseq_outcome::restarted;
 }
 [[nodiscard]] inline rseq_outcome rseq_pop_many(char*, cpu_stack*, std::uint32_t, std::uint32_t*,
-                                                std::uint32_t, std::uint32_t&) noexcept {
+                                                std::uint32_t, std::uint32_t& got) noexcept {
+  got = 0;
   return rseq_outcome::restarted;
 }
 [[nodiscard]] inline rseq_outcome rseq_push_many(char*, cpu_stack*, std::uint32_t,

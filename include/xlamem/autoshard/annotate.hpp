@@ -21,7 +21,8 @@ namespace xlamem::autoshard {
 
 /// Sets the `sharding=` attribute of every array instruction of `m`'s entry to its operation's
 /// layout in `shardings` (one per operation of `p`, which was read from `m`; an open marker
-/// takes the layout of the value it marks), replacing one already there. Errors when the counts differ or a layout has no HLO form.
+/// takes the layout of the value it marks), replacing one already there. Errors when the counts
+/// differ or a layout has no HLO form; then nothing is changed.
 [[nodiscard]] inline result<void> annotate(hlo::module& m, const hlo_program& p,
                                            const std::vector<sharding::tensor_sharding>& shardings,
                                            const sharding::device_mesh& mesh) {
@@ -29,17 +30,23 @@ namespace xlamem::autoshard {
     return make_error(errc::invalid_argument, "annotate: " + std::to_string(shardings.size()) + " shardings for " +
                                                   std::to_string(p.program.op_count()) + " operations");
   }
+  // Every attribute is written first, then set: an error leaves the module as it was.
+  std::vector<std::pair<hlo::instruction_id, std::string>> written;
   for (const hlo::instruction_id id : m[m.entry].instructions) {
-    hlo::instruction& in = m[id];
+    const hlo::instruction& in = m[id];
     const std::size_t i = p.op_of_instruction[hlo::index_of(id)];
     if (!in.shape.is_array() || i >= p.entry_ops) continue;
     auto text = sharding::to_hlo_sharding(shardings[i], mesh);
     if (!text) return text.error().with_context("instruction '" + in.name + "'");
+    written.emplace_back(id, std::move(*text));
+  }
+  for (auto& [id, text] : written) {
+    hlo::instruction& in = m[id];
     hlo::attribute_list kept;
     for (const auto a : in.attributes) {
       if (a.key != "sharding") kept.push_back(a.key, a.value);
     }
-    kept.push_back("sharding", *text);
+    kept.push_back("sharding", std::move(text));
     in.attributes = std::move(kept);
   }
   return {};
@@ -64,7 +71,7 @@ struct entry_specs {
                                                  const sharding::device_mesh& mesh) {
   const auto spec_of = [&](hlo::instruction_id id) -> named_spec {
     const std::size_t i = p.op_of_instruction[hlo::index_of(id)];
-    const bool known = i < p.entry_ops && m[id].shape.is_array();
+    const bool known = i < p.entry_ops && i < shardings.size() && m[id].shape.is_array();
     return {m[id].name, known ? sharding::partition_spec(shardings[i], mesh) : "P()"};
   };
   entry_specs out;

@@ -25,8 +25,8 @@
 ///     static std::int64_t memory_space(const G&, instruction, const shape_index&);  // and split,
 ///     // set_memory_space, set_split (memory_space_graph)
 ///
-/// `name`, `shape_string` and `computation_name` may return anything convertible to
-/// `std::string`. A graph_traits specialisation must be a non-final class (the detection
+/// `name`, `shape_string` and `computation_name` may return anything a `std::string` is made
+/// from (`std::string`, `std::string_view`, `const char*`). A graph_traits specialisation must be a non-final class (the detection
 /// derives from it). Every query is O(1) plus the cost of the member it calls.
 #pragma once
 
@@ -137,15 +137,15 @@ concept declares_set_split = !requires { &member_probe_mix<T, probe_set_split>::
 // The signatures the optional members must have.
 template <class G, class T = graph_traits<G>>
 concept q_name = requires(const G& g, typename T::instruction_type i) {
-  { T::name(g, i) } -> std::convertible_to<std::string>;
+  requires std::constructible_from<std::string, decltype(T::name(g, i))>;
 };
 template <class G, class T = graph_traits<G>>
 concept q_shape_string = requires(const G& g, typename T::instruction_type i, const shape_index& x) {
-  { T::shape_string(g, i, x) } -> std::convertible_to<std::string>;
+  requires std::constructible_from<std::string, decltype(T::shape_string(g, i, x))>;
 };
 template <class G, class T = graph_traits<G>>
 concept q_computation_name = requires(const G& g, typename T::computation_type c) {
-  { T::computation_name(g, c) } -> std::convertible_to<std::string>;
+  requires std::constructible_from<std::string, decltype(T::computation_name(g, c))>;
 };
 template <class G, class T = graph_traits<G>>
 concept q_is_constant = requires(const G& g, typename T::instruction_type i) {

@@ -17,7 +17,8 @@
 
 namespace xlamem {
 
-/// A lower bound on the peak of a packing whose buffers all have alignment `a` (or divisors of it): at any time,
+/// A lower bound on the peak of a packing whose buffers all have alignment `a` or a multiple of
+/// it (every offset a multiple of `a`; a smaller alignment breaks the bound): at any time,
 /// every live buffer but the topmost spans at least its size rounded up to `a` (the next one
 /// starts at an aligned offset above it), so the peak is at least the sum of the rounded sizes
 /// minus the largest rounding slack. O(n log n).

@@ -36,9 +36,10 @@ class section_max {
     std::copy(values.begin(), values.end(), tree_.begin() + static_cast<std::ptrdiff_t>(n_));
     for (std::size_t i = n_; i-- > 1;) tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
   }
-  /// The largest value in [lo, hi); 0 for an empty range.
+  /// The largest value in [lo, hi) (negative ones too); 0 for an empty range.
   [[nodiscard]] std::int64_t query(std::size_t lo, std::size_t hi) const noexcept {
-    std::int64_t best = 0;
+    if (lo >= hi) return 0;
+    std::int64_t best = std::numeric_limits<std::int64_t>::min();
     for (lo += n_, hi += n_; lo < hi; lo >>= 1, hi >>= 1) {
       if (lo & 1) best = std::max(best, tree_[lo++]);
       if (hi & 1) best = std::max(best, tree_[--hi]);

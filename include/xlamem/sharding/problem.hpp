@@ -120,11 +120,30 @@ class wide_cost {
   std::uint64_t hi_ = 0;
 };
 
-/// How a pass reads a sharding problem. The primary template forwards to members of the same
-/// names; specialise it to adapt a type without them. Indices are dense: nodes `0..node_count-1`,
-/// strategies of node i `0..strategy_count(i)-1`, edges `0..edge_count-1`.
+/// A type with the member functions the primary `problem_traits` forwards to.
 template <class P>
-struct problem_traits {
+concept has_problem_members = requires(const P& p, std::size_t i) {
+  p.node_count();
+  p.strategy_count(i);
+  p.node_cost(i, i);
+  p.node_usage(i, i);
+  p.interval(i);
+  p.edge_count();
+  p.edge_nodes(i);
+  p.edge_cost(i, i, i);
+  p.usage_limit();
+};
+
+/// How a pass reads a sharding problem. The primary template forwards to members of the same
+/// names (and, for a type without them, declares nothing, so that `sharding_problem` is false
+/// and overloads on it stay out of the way); specialise it to adapt a type without them.
+/// Indices are dense: nodes `0..node_count-1`, strategies of node i `0..strategy_count(i)-1`,
+/// edges `0..edge_count-1`.
+template <class P>
+struct problem_traits {};
+
+template <has_problem_members P>
+struct problem_traits<P> {
   static std::size_t node_count(const P& p) { return p.node_count(); }
   static std::size_t strategy_count(const P& p, std::size_t node) { return p.strategy_count(node); }
   static cost_type node_cost(const P& p, std::size_t node, std::size_t s) { return p.node_cost(node, s); }

@@ -136,16 +136,17 @@ void visit_fields(const autoshard_report& x, F&& f) {
     s += "lower bound:   unknown\n";
   }
   s += "arguments:\n";
-  for (const auto& p : a.specs.parameters) s += "  " + pad_right(p.name, 24) + " " + p.spec + "\n";
+  for (const auto& p : a.specs.parameters) s += "  " + pad_right(terminal_text(p.name), 24) + " " + p.spec + "\n";
   s += "results:\n";
-  for (const auto& p : a.specs.outputs) s += "  " + pad_right(p.name, 24) + " " + p.spec + "\n";
+  for (const auto& p : a.specs.outputs) s += "  " + pad_right(terminal_text(p.name), 24) + " " + p.spec + "\n";
   s += "largest arrays:\n";
   for (const auto& c : a.largest) {
-    s += "  " + pad_right(c.name, 24) + " " + pad_right(c.shape, 20) + " " + pad_left(human_bytes(c.bytes), 10) +
+    s += "  " + pad_right(terminal_text(c.name), 24) + " " + pad_right(terminal_text(c.shape), 20) + " " + pad_left(human_bytes(c.bytes), 10) +
          " -> " + pad_left(human_bytes(c.shard_bytes), 10) + "  " + c.spec + "\n";
   }
   if (x.output) s += "wrote " + *x.output + "\n";
-  return terminal_text(s);  // names come from the module
+  // Names come from the module: escaped before padding (so the columns hold) and all again.
+  return terminal_text(s);
 }
 
 }  // namespace xlamem

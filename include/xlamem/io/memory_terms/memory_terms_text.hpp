@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "xlamem/io/codec/safe_text.hpp"
 #include "xlamem/memory_terms/reduction.hpp"
 
 namespace xlamem {
@@ -65,7 +66,7 @@ void visit_fields(const memory_terms_report& x, F&& f) {
     if (!times.empty()) times += ' ';
     times += std::to_string(t);
   }
-  return s + "reduced times: " + times + "\n";
+  return terminal_text(s + "reduced times: " + times + "\n");  // the file name comes from the user
 }
 
 }  // namespace xlamem

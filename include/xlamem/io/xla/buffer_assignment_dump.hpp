@@ -59,7 +59,8 @@ struct buffer_assignment_dump {
 
   /// One allocation block: `allocation I: size N[, color C][, parameter K, shape |S| at
   /// ShapeIndex {..}][, output shape is |S|][, constant][, thread-local][, maybe-live-out]
-  /// [, preallocated-temp]:` followed by its values.
+  /// [, preallocated-temp]:` followed by its values (and, in xlamem's own tables, a
+  /// ` copy: LEAF (emulated copy insertion)` line, `io/xla/buffer_assignment_text.hpp`).
   struct allocation {
     std::uint64_t index = 0;
     std::uint64_t size = 0;
@@ -73,6 +74,7 @@ struct buffer_assignment_dump {
     bool maybe_live_out = false;
     bool is_preallocated_temp = false;
     std::vector<std::string> other_flags;  ///< flags this reader does not know, kept verbatim
+    std::string copy_of;  ///< xlamem's tables only: the output leaf an emulated copy holds
     std::vector<assigned_value> values;
     std::size_t line = 0;
 
@@ -511,6 +513,20 @@ enum class section_kind {
 
 namespace detail::assignment_dump {
 
+/// The rest of a ` copy: LEAF (emulated copy insertion)` line, after `copy: `: the leaf.
+[[nodiscard]] inline result<void> parse_copy_line(line_cursor& c, buffer_assignment_dump::allocation& a) {
+  constexpr std::string_view tail = " (emulated copy insertion)";
+  const std::string_view rest = c.rest();
+  if (rest.size() <= tail.size() || !rest.ends_with(tail)) {
+    return c.fail("expected 'LEAF (emulated copy insertion)' after 'copy: ', found " + c.describe_here());
+  }
+  if (!a.copy_of.empty()) {
+    return c.fail_at(c.pos() - std::string_view("copy: ").size(), "a second 'copy:' line in allocation " + std::to_string(a.index));
+  }
+  a.copy_of = std::string(rest.substr(0, rest.size() - tail.size()));
+  return {};
+}
+
 /// A line at the start of a line (a section header, an allocation header, a used value), read
 /// into `dump`; `section` becomes the section it opens. `allocation_total` is the sum of the
 /// allocation sizes so far.
@@ -757,10 +773,14 @@ namespace detail::assignment_dump {
     } else if (section == section_kind::allocations) {
       if (dump.allocations.size() == allocations_before) return c.fail("a value line before any allocation header");
       auto& a = dump.allocations.back();
-      buffer_assignment_dump::assigned_value v;
-      v.line = line_no;
-      r = detail::assignment_dump::parse_assigned_value(c, v, a);
-      if (r) a.values.push_back(std::move(v));
+      if (c.consume("copy: ")) {  // xlamem's own tables: what an emulated output copy copies
+        r = detail::assignment_dump::parse_copy_line(c, a);
+      } else {
+        buffer_assignment_dump::assigned_value v;
+        v.line = line_no;
+        r = detail::assignment_dump::parse_assigned_value(c, v, a);
+        if (r) a.values.push_back(std::move(v));
+      }
     } else if (section == section_kind::used_values || section == section_kind::used_positions ||
                section == section_kind::used_uses) {
       r = detail::assignment_dump::used_value_line(dump, c, indent, section);
