@@ -17,6 +17,7 @@ needs, so that it does not fit):
     formulas of docs/autoshard.md); the programs have no loops, so no trip counts apply.
 
 Usage: python bench/sharding/real_programs.py [--fraction 0.5] [--time-limit 5] [--only NAME]
+       python bench/sharding/real_programs.py --scale 24 --time-limit 10   (the 10^4-instruction timing)
 Needs JAX (pip install jax) and the xlamem package (pip install .).
 """
 from __future__ import annotations
@@ -64,7 +65,10 @@ def _layer_norm(x, g):
 
 
 def transformer_train():
-    d, heads, ff, vocab, seq, batch = 1024, 8, 4096, 8192, 256, 8
+    return _transformer(2, 1024, 8, 4096, 8192, 256, 8)
+
+
+def _transformer(layers, d, heads, ff, vocab, seq, batch):
 
     def block(p, x):
         h = _layer_norm(x, p["ln1"])
@@ -91,11 +95,11 @@ def transformer_train():
     layer = {"ln1": sds(d), "wq": sds(d, heads, d // heads), "wk": sds(d, heads, d // heads),
              "wv": sds(d, heads, d // heads), "wo": sds(heads, d // heads, d), "ln2": sds(d),
              "w_in": sds(d, ff), "w_out": sds(ff, d)}
-    params = {"embed": sds(vocab, d), "layers": [layer, dict(layer)], "ln_f": sds(d)}
+    params = {"embed": sds(vocab, d), "layers": [dict(layer) for _ in range(layers)], "ln_f": sds(d)}
     state = (params, params, params)
     ints = jnp.int32
     return step, (state, sds(batch, seq, dtype=ints), sds(batch, seq, dtype=ints)), \
-        "2-layer transformer LM, AdamW step"
+        f"{layers}-layer transformer LM, AdamW step"
 
 
 def moe_layer():
@@ -432,12 +436,52 @@ def run(name, mesh_shape, fraction, time_limit):
             "predicted": r.predicted_peak}
 
 
+def scale(layers, fraction, time_limit):
+    """The acceptance on size: `auto_shard` of a transformer step of `layers` unrolled layers
+    (d 256, 4 heads; about 430 HLO instructions a layer) on 2x4, end to end (trace, solves, XLA's
+    compiles), with the time of each solve call against its limit."""
+    import xlamem._autoshard as impl  # noqa: PLC0415 - timing the solve calls the public call makes
+    fn, args, what = _transformer(layers, 256, 4, 1024, 2048, 128, 8)
+    text = jax.jit(fn).lower(*args).as_text(dialect="hlo")
+    instructions = sum(1 for line in text.splitlines() if re.match(r"\s*(ROOT )?%?[\w.-]+ = ", line))
+    mesh = jax.make_mesh((2, 4), ("x", "y"), axis_types=(AxisType.Auto,) * 2)
+    limit = int(measure(jax.jit(fn).lower(*args).compile())[0] * fraction)
+    solves = []
+    native = impl._xlamem.auto_shard_text
+
+    def timed(*a):
+        t = time.monotonic()
+        try:
+            return native(*a)
+        finally:
+            solves.append(time.monotonic() - t)
+    impl._xlamem.auto_shard_text = timed
+    try:
+        t = time.monotonic()
+        r = xlamem.auto_shard(fn, *args, mesh=mesh, memory_limit=limit, time_limit=time_limit)
+        total = time.monotonic() - t
+    finally:
+        impl._xlamem.auto_shard_text = native
+    compiled = r.compiled_bytes
+    print(f"{what}: {instructions} HLO instructions, mesh 2x4, limit {limit / 2**20:.1f} MiB "
+          f"({fraction:.0%} of replicated), time limit {time_limit:g} s")
+    print(f"  auto_shard end to end {total:.1f} s; solve calls {', '.join(f'{x:.2f} s' for x in solves)} "
+          f"(each within its limit: {'yes' if all(x <= time_limit * 1.05 for x in solves) else 'NO'})")
+    print(f"  predicted {r.predicted_peak / 2**20:.1f} MiB, compiled {compiled / 2**20:.1f} MiB "
+          f"({(r.predicted_peak - compiled) / compiled:+.1%}), fits: {'yes' if compiled <= limit else 'NO'}")
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fraction", type=float, default=0.5, help="the limit as a fraction of data parallel's memory")
     ap.add_argument("--time-limit", type=float, default=5.0)
     ap.add_argument("--only", default=None)
+    ap.add_argument("--scale", type=int, default=None, metavar="LAYERS",
+                    help="time auto_shard on a transformer step of LAYERS layers instead (24: about 10^4 instructions)")
     a = ap.parse_args()
+    if a.scale is not None:
+        return scale(a.scale, 0.4 if a.fraction == 0.5 else a.fraction, a.time_limit)
     results = []
     for name in PROGRAMS:
         if a.only and name != a.only:

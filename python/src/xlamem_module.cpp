@@ -144,8 +144,9 @@ pack_answer pack_rows(const std::vector<std::tuple<std::int64_t, std::int64_t, s
 }
 
 /// `xlamem autoshard --json` of HLO module text (every array instruction's layout listed) and
-/// its summary. `memory_limit`: bytes per device, or -1 for none. The solver watches no
-/// cancellation flag yet: Ctrl-C stops the call when its time limit ends.
+/// its summary. `memory_limit`: bytes per device, or -1 for none. The time limit counts from
+/// the call's start, parsing and building the problem included (as the command's does); Ctrl-C
+/// ends the search with its best answer.
 std::tuple<std::string, std::string> auto_shard_text(const std::string& text, const std::string& name,
                                                      const std::string& mesh_text, const std::string& machine_name,
                                                      std::int64_t memory_limit, double time_limit, unsigned threads,
@@ -157,12 +158,15 @@ std::tuple<std::string, std::string> auto_shard_text(const std::string& text, co
   // An unknown machine is a bad argument (XlamemError), not a missing file.
   if (!preset) throw library_error{xlamem::error(xlamem::errc::invalid_argument, preset.error().message())};
   const auto machine = std::move(*preset);
+  const auto start = xlamem::solve_clock::now();
   return xlamem::python::interruptible([&](const xlamem::cancellation_flag& cancel) {
     auto m = value_or_throw(xlamem::hlo::parse_module(text, name));
     xlamem::autoshard::module_options o;
     o.shard.memory_limit = memory_limit < 0 ? std::numeric_limits<std::int64_t>::max() : memory_limit;
     o.shard.solve.time_limit = seconds;  // 0: at once; infinity: none
+    o.shard.solve.deadline = xlamem::deadline_after(start, seconds);
     o.shard.solve.deadline.cancel = &cancel;  // Ctrl-C ends the search with its best answer
+    o.shard.solve.started = start;
     o.shard.solve.threads = std::max(1u, threads);
     o.shard.solve.seed = seed;
     o.every_instruction = true;

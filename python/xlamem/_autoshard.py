@@ -280,7 +280,8 @@ def auto_shard(fn: Callable[..., Any], *example_args: Any, mesh: Any, memory_lim
     """Shardings for `fn` on `mesh` within `memory_limit` bytes per device (None: no limit) at
     the least predicted time on `machine` (a preset: h100-8-nvlink, h100-2x8-ib, tpu-v5e-256,
     cpu-host-8). `example_args`: arrays, `jax.ShapeDtypeStruct`s, pytrees of them, or scalars.
-    `time_limit` bounds each solve (seconds).
+    `time_limit` bounds each solve (seconds, from the start of the library call: reading the
+    module and building the problem count; tracing and XLA's compiles do not).
 
     With a limit and `verify` (the default), XLA is the judge: each answer is compiled and its
     `memory_analysis()` (argument + output + temp) read; when XLA's figure is above the limit,

@@ -3,7 +3,8 @@
 // hand on one axis and on two axes of different links (the stage order chosen), bad arguments;
 // resharding: every single-axis move, multi-axis moves, invalid moves, the identity, round
 // trips, and a brute force over every sharding of a rank-2 and a rank-3 array on 2x2 and 2x2x2
-// meshes (and an uneven one): a resharding never costs more than gathering everything and slicing.
+// meshes (and an uneven one): a resharding never costs more than gathering everything and slicing,
+// and the unchecked pricing a problem's build uses (one scratch for all pairs) gives the same figures.
 #include <doctest/doctest.h>
 
 #include <cstddef>
@@ -246,6 +247,7 @@ TEST_CASE("brute force: never above gather-everything-then-slice; identity free;
     const machine_model machine{"test", c.links, 1e12, 1e11};
     const auto specs = all_specs(c.shape.dims.size(), m, true);
     std::size_t pairs = 0;
+    sharding::detail::resharding_scratch scratch;  // one for every pair, as a problem's build uses it
     for (const auto& from : specs) {
       CHECK(reshard(c.shape, from, from, m, machine).seconds == 0);
       for (const auto& to : specs) {
@@ -254,7 +256,14 @@ TEST_CASE("brute force: never above gather-everything-then-slice; identity free;
           continue;
         }
         ++pairs;
-        const double there = reshard(c.shape, from, to, m, machine).seconds;
+        const resharding_cost full = reshard(c.shape, from, to, m, machine);
+        const double there = full.seconds;
+        // The unchecked pricing with reused scratch gives the same figures, without the steps.
+        const auto quick = sharding::detail::resharding_of(c.shape, from, to, m, machine, false, scratch);
+        REQUIRE(quick);
+        CHECK(quick->seconds == there);
+        CHECK(quick->bytes_sent == full.bytes_sent);
+        CHECK(quick->steps.empty());
         // The baseline: all-reduce the partial sums `to` drops, gather every split, slice.
         std::vector<std::size_t> dropped;
         for (std::size_t a : from.partial) {

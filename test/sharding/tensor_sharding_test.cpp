@@ -112,6 +112,39 @@ TEST_CASE("invalid shardings name what is wrong") {
   CHECK_FALSE(check_sharding(tensor_sharding::replicated(2), array_shape{{1 << 30, 1 << 30}, 1 << 30}, m));
 }
 
+TEST_CASE("the allocation-free check agrees with check_sharding on every small sharding, valid or not") {
+  // Rank 2 on x=2,y=3,z=2, axes 0..3 (3 is outside the mesh): each dimension and the partial
+  // sums take 0 to 2 axes in any order, repeats included, on even and uneven shapes.
+  const device_mesh m = mesh_of("x=2,y=3,z=2");
+  std::vector<std::vector<std::size_t>> lists{{}};
+  for (std::size_t a = 0; a < 4; ++a) {
+    lists.push_back({a});
+    for (std::size_t b = 0; b < 4; ++b) lists.push_back({a, b});
+  }
+  std::size_t checked = 0;
+  std::size_t valid = 0;
+  for (const array_shape& shape : {array_shape{{12, 6}, 4}, array_shape{{5, 7}, 2}, array_shape{{0, -3}, 4}}) {
+    for (const auto& d0 : lists) {
+      for (const auto& d1 : lists) {
+        for (const auto& partial : lists) {
+          tensor_sharding s;
+          s.dims = {d0, d1};
+          s.partial = partial;
+          for (const uneven_shards u : {uneven_shards::reject, uneven_shards::pad}) {
+            const bool ok = static_cast<bool>(check_sharding(s, shape, m, u));
+            CHECK((sharding::detail::first_defect(s, shape, m, u).what == sharding::detail::sharding_defect::kind::none) == ok);
+            ++checked;
+            valid += ok ? 1 : 0;
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * 21 * 21 * 21 * 2);
+  CHECK(valid > 200);  // both kinds exercised
+  CHECK(valid < checked / 2);
+}
+
 TEST_CASE("PartitionSpec text") {
   const device_mesh m = mesh_of("data=2,model=4");
   CHECK(partition_spec(spec({{0}, {}}), m) == "P('data', None)");

@@ -82,25 +82,30 @@ namespace detail {
   return {};
 }
 
-/// `axes` without those of size 1, ordered by bandwidth (slowest first when `slowest_first`).
-[[nodiscard]] inline std::vector<std::size_t> stage_order(const machine_model& machine, const device_mesh& mesh,
-                                                          std::span<const std::size_t> axes, bool slowest_first) {
-  std::vector<std::size_t> order;
-  for (std::size_t a : axes) {
-    if (mesh.size(a) > 1) order.push_back(a);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+/// `axes` without those of size 1, ordered by bandwidth (slowest first when `slowest_first`),
+/// into `order` (reused: pricing runs millions of times while a problem is built). An
+/// insertion sort: a handful of axes, equal bandwidths kept in the given order.
+inline void stage_order(const machine_model& machine, const device_mesh& mesh, std::span<const std::size_t> axes,
+                        bool slowest_first, std::vector<std::size_t>& order) {
+  const auto before = [&](std::size_t x, std::size_t y) {
     return slowest_first ? machine.links[x].bandwidth < machine.links[y].bandwidth
                          : machine.links[x].bandwidth > machine.links[y].bandwidth;
-  });
-  return order;
+  };
+  order.clear();
+  for (std::size_t a : axes) {
+    if (mesh.size(a) == 1) continue;
+    order.push_back(a);
+    for (std::size_t k = order.size() - 1; k > 0 && before(order[k], order[k - 1]); --k) std::swap(order[k], order[k - 1]);
+  }
 }
 
 /// Hierarchical all-gather (`gather`) or reduce-scatter of `bytes` per device.
 [[nodiscard]] inline collective_cost staged(const machine_model& machine, const device_mesh& mesh,
-                                            std::span<const std::size_t> axes, double bytes, bool gather) {
+                                            std::span<const std::size_t> axes, double bytes, bool gather,
+                                            std::vector<std::size_t>& order) {
   collective_cost c;
-  for (std::size_t a : stage_order(machine, mesh, axes, gather)) {
+  stage_order(machine, mesh, axes, gather, order);
+  for (std::size_t a : order) {
     const double n = static_cast<double>(mesh.size(a));
     const axis_link& link = machine.links[a];
     const double sent = gather ? (n - 1) * bytes : (n - 1) / n * bytes;
@@ -118,21 +123,28 @@ namespace detail {
 /// a machine that does not fit the mesh, or a negative size.
 [[nodiscard]] inline result<collective_cost> collective(collective_kind kind, const machine_model& machine,
                                                         const device_mesh& mesh, std::span<const std::size_t> axes,
-                                                        double bytes) {
-  if (auto ok = detail::check_collective(machine, mesh, axes, bytes); !ok) return ok.error();
+                                                        double bytes);
+
+namespace detail {
+
+/// `collective` for arguments known to be valid (`check_collective` holds); `order` is scratch.
+[[nodiscard]] inline collective_cost collective_of(collective_kind kind, const machine_model& machine,
+                                                   const device_mesh& mesh, std::span<const std::size_t> axes,
+                                                   double bytes, std::vector<std::size_t>& order) {
   switch (kind) {
-    case collective_kind::all_gather: return detail::staged(machine, mesh, axes, bytes, true);
-    case collective_kind::reduce_scatter: return detail::staged(machine, mesh, axes, bytes, false);
+    case collective_kind::all_gather: return detail::staged(machine, mesh, axes, bytes, true, order);
+    case collective_kind::reduce_scatter: return detail::staged(machine, mesh, axes, bytes, false, order);
     case collective_kind::all_reduce: {
-      collective_cost c = detail::staged(machine, mesh, axes, bytes, false);
+      collective_cost c = detail::staged(machine, mesh, axes, bytes, false, order);
       double group = 1;
       for (std::size_t a : axes) group *= static_cast<double>(mesh.size(a));
-      c += detail::staged(machine, mesh, axes, bytes / group, true);
+      c += detail::staged(machine, mesh, axes, bytes / group, true, order);
       return c;
     }
     case collective_kind::all_to_all: {
       collective_cost c;
-      for (std::size_t a : detail::stage_order(machine, mesh, axes, true)) {
+      detail::stage_order(machine, mesh, axes, true, order);
+      for (std::size_t a : order) {
         const double n = static_cast<double>(mesh.size(a));
         c.seconds += (n - 1) * machine.links[a].latency + (n - 1) / n * bytes / machine.links[a].bandwidth;
         c.bytes_sent += (n - 1) / n * bytes;
@@ -140,11 +152,29 @@ namespace detail {
       return c;
     }
     case collective_kind::collective_permute: {
-      const auto order = detail::stage_order(machine, mesh, axes, true);
+      detail::stage_order(machine, mesh, axes, true, order);
       if (order.empty()) return collective_cost{};
       double latency = 0;
       for (std::size_t a : order) latency = std::max(latency, machine.links[a].latency);
       return collective_cost{latency + bytes / machine.links[order.front()].bandwidth, bytes};
+    }
+  }
+  return {};
+}
+
+}  // namespace detail
+
+inline result<collective_cost> collective(collective_kind kind, const machine_model& machine, const device_mesh& mesh,
+                                          std::span<const std::size_t> axes, double bytes) {
+  if (auto ok = detail::check_collective(machine, mesh, axes, bytes); !ok) return ok.error();
+  switch (kind) {
+    case collective_kind::all_gather:
+    case collective_kind::reduce_scatter:
+    case collective_kind::all_reduce:
+    case collective_kind::all_to_all:
+    case collective_kind::collective_permute: {
+      std::vector<std::size_t> order;
+      return detail::collective_of(kind, machine, mesh, axes, bytes, order);
     }
   }
   return make_error(errc::internal, "unknown collective kind");
@@ -175,10 +205,11 @@ struct axis_role {
   bool kept = false;     ///< it splits the same dimension after the same axes in both shardings
 };
 
-/// The role of every axis in `s`; `other` decides whether a split is kept.
-[[nodiscard]] inline std::vector<axis_role> axis_roles(const tensor_sharding& s, const tensor_sharding& other,
-                                                       std::size_t axes) {
-  std::vector<axis_role> roles(axes);
+/// The role of every axis in `s` into `roles` (one per mesh axis); `other` decides whether a
+/// split is kept.
+inline void axis_roles(const tensor_sharding& s, const tensor_sharding& other, std::size_t axes,
+                       std::vector<axis_role>& roles) {
+  roles.assign(axes, axis_role{});
   for (std::size_t d = 0; d < s.rank(); ++d) {
     const auto& mine = s.dims[d];
     const auto& theirs = other.dims[d];
@@ -187,36 +218,29 @@ struct axis_role {
     for (std::size_t i = 0; i < mine.size(); ++i) roles[mine[i]] = {axis_role::split, d, i < common};
   }
   for (std::size_t a : s.partial) roles[a].kind = axis_role::partial;
-  return roles;
 }
 
-}  // namespace detail
+/// What one pricing needs besides its result, kept between calls so that building a problem
+/// of millions of edges allocates nothing per edge.
+struct resharding_scratch {
+  std::vector<axis_role> src, dst;
+  std::vector<std::size_t> slices, scatters, exchanges, reduces, gathers, order;
+};
 
-/// The cost of moving a value of `shape` from sharding `from` to sharding `to` on `mesh` and
-/// `machine`. Per mesh axis: a split kept (same dimension, same axes before it) or a partial sum
-/// kept costs nothing; not split -> split is a local slice (free); split -> not split, or a split
-/// whose dimension keeps it but after other axes, is an all-gather (then a free slice); split d ->
-/// split d' is an all-to-all; partial -> split is a reduce-scatter; partial -> not split an
-/// all-reduce; anything -> partial is invalid. Axes of one kind run as one collective, in the
-/// order slices, reduce-scatters, all-to-alls, all-reduces, all-gathers, each stage on the bytes
-/// a device holds then: the source's shard (padding included) scaled by the pieces cut or joined
-/// since (the steps between two shardings are not shardings of their own, so they are not padded).
-[[nodiscard]] inline result<resharding_cost> resharding(const array_shape& shape, const tensor_sharding& from,
-                                                        const tensor_sharding& to, const device_mesh& mesh,
-                                                        const machine_model& machine) {
-  for (const auto* s : {&from, &to}) {
-    if (auto ok = check_sharding(*s, shape, mesh, uneven_shards::pad); !ok) {
-      return ok.error().with_context(s == &from ? "the source sharding" : "the target sharding");
-    }
-  }
-  if (auto ok = check_machine(machine, mesh); !ok) return ok.error();
-  const auto src = detail::axis_roles(from, to, mesh.axis_count());
-  const auto dst = detail::axis_roles(to, from, mesh.axis_count());
+/// `resharding` for shardings and a machine known to be valid (`check_sharding` with `pad`,
+/// `check_machine`); the collectives' steps recorded only when `with_steps`.
+[[nodiscard]] inline result<resharding_cost> resharding_of(const array_shape& shape, const tensor_sharding& from,
+                                                           const tensor_sharding& to, const device_mesh& mesh,
+                                                           const machine_model& machine, bool with_steps,
+                                                           resharding_scratch& scratch) {
+  auto& [src, dst, slices, scatters, exchanges, reduces, gathers, order] = scratch;
+  detail::axis_roles(from, to, mesh.axis_count(), src);
+  detail::axis_roles(to, from, mesh.axis_count(), dst);
+  for (auto* v : {&slices, &scatters, &exchanges, &reduces, &gathers}) v->clear();
   // The bytes a device holds as the steps run: the source's shard (padding included), divided
   // by the pieces each device's part is cut into since.
   const double source_bytes = static_cast<double>(shard_bytes(from, shape, mesh));
   double pieces = 1;
-  std::vector<std::size_t> slices, scatters, exchanges, reduces, gathers;
   for (std::size_t a = 0; a < mesh.axis_count(); ++a) {
     const auto& f = src[a];
     const auto& t = dst[a];
@@ -240,13 +264,11 @@ struct axis_role {
   resharding_cost out;
   const auto run = [&](collective_kind kind, const std::vector<std::size_t>& axes) {
     if (axes.empty()) return;
-    collective_step step{kind, axes, source_bytes / pieces, 0, 0};
-    const auto c = collective(kind, machine, mesh, axes, step.bytes_in);
-    step.bytes_sent = c->bytes_sent;
-    step.seconds = c->seconds;
-    out.seconds += step.seconds;
-    out.bytes_sent += step.bytes_sent;
-    out.steps.push_back(std::move(step));
+    const double bytes_in = source_bytes / pieces;
+    const collective_cost c = detail::collective_of(kind, machine, mesh, axes, bytes_in, order);
+    out.seconds += c.seconds;
+    out.bytes_sent += c.bytes_sent;
+    if (with_steps) out.steps.push_back(collective_step{kind, axes, bytes_in, c.bytes_sent, c.seconds});
   };
   for (std::size_t a : slices) pieces *= static_cast<double>(mesh.size(a));
   run(collective_kind::reduce_scatter, scatters);
@@ -255,6 +277,30 @@ struct axis_role {
   run(collective_kind::all_reduce, reduces);
   run(collective_kind::all_gather, gathers);
   return out;
+}
+
+}  // namespace detail
+
+/// The cost of moving a value of `shape` from sharding `from` to sharding `to` on `mesh` and
+/// `machine`. Per mesh axis: a split kept (same dimension, same axes before it) or a partial sum
+/// kept costs nothing; not split -> split is a local slice (free); split -> not split, or a split
+/// whose dimension keeps it but after other axes, is an all-gather (then a free slice); split d ->
+/// split d' is an all-to-all; partial -> split is a reduce-scatter; partial -> not split an
+/// all-reduce; anything -> partial is invalid. Axes of one kind run as one collective, in the
+/// order slices, reduce-scatters, all-to-alls, all-reduces, all-gathers, each stage on the bytes
+/// a device holds then: the source's shard (padding included) scaled by the pieces cut or joined
+/// since (the steps between two shardings are not shardings of their own, so they are not padded).
+[[nodiscard]] inline result<resharding_cost> resharding(const array_shape& shape, const tensor_sharding& from,
+                                                        const tensor_sharding& to, const device_mesh& mesh,
+                                                        const machine_model& machine) {
+  for (const auto* s : {&from, &to}) {
+    if (auto ok = check_sharding(*s, shape, mesh, uneven_shards::pad); !ok) {
+      return ok.error().with_context(s == &from ? "the source sharding" : "the target sharding");
+    }
+  }
+  if (auto ok = check_machine(machine, mesh); !ok) return ok.error();
+  detail::resharding_scratch scratch;
+  return detail::resharding_of(shape, from, to, mesh, machine, true, scratch);
 }
 
 }  // namespace xlamem::sharding

@@ -214,20 +214,21 @@ struct machine_model {
 
 /// Ok when `m` fits `mesh` (one link per axis) and every figure is positive and finite.
 [[nodiscard]] inline result<void> check_machine(const machine_model& m, const device_mesh& mesh) {
-  const std::string who = "machine '" + m.name + "'";
+  // Named only on failure: solvers check a machine once per collective they price.
+  const auto who = [&] { return "machine '" + m.name + "'"; };
   if (m.links.size() != mesh.axis_count()) {
-    return make_error(errc::invalid_argument, who + " has " + std::to_string(m.links.size()) + " links for a mesh of " +
+    return make_error(errc::invalid_argument, who() + " has " + std::to_string(m.links.size()) + " links for a mesh of " +
                                                   std::to_string(mesh.axis_count()) + " axes (" + mesh.to_string() + ")");
   }
   const auto positive = [](double v) { return v > 0 && v < 1e300; };
   for (std::size_t i = 0; i < m.links.size(); ++i) {
     if (!(m.links[i].latency >= 0 && m.links[i].latency < 1e300) || !positive(m.links[i].bandwidth)) {
-      return make_error(errc::invalid_argument, who + ": the link of axis '" + mesh.axis(i).name +
+      return make_error(errc::invalid_argument, who() + ": the link of axis '" + mesh.axis(i).name +
                                                     "' needs a latency >= 0 and a bandwidth > 0");
     }
   }
   if (!positive(m.flops) || !positive(m.memory_bandwidth)) {
-    return make_error(errc::invalid_argument, who + " needs a compute rate and a memory bandwidth > 0");
+    return make_error(errc::invalid_argument, who() + " needs a compute rate and a memory bandwidth > 0");
   }
   return {};
 }

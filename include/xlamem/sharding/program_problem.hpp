@@ -108,10 +108,23 @@ inline void wanted_layouts(operand_use& use, const std::vector<op_strategy>& to)
   std::vector<usage_type> usage(2 * w, 0);
   for (std::size_t j = 0; j < w; ++j) usage[2 * j + 1] = shard_bytes(*use.wanted[j], shape, mesh);
   use.copy_node = out.problem.add_node(step_of(user), none, usage);
+  // Each layout checked once, then F x W pricings without the checks (the machine was checked
+  // by the caller): at 10^4 operations the checks were most of the build.
+  for (std::size_t f = 0; f < from.size(); ++f) {
+    if (auto ok = check_sharding(from[f].output, shape, mesh, uneven_shards::pad); !ok) {
+      return ok.error().with_context("the source sharding");
+    }
+  }
+  for (std::size_t j = 0; j < w; ++j) {
+    if (auto ok = check_sharding(*use.wanted[j], shape, mesh, uneven_shards::pad); !ok) {
+      return ok.error().with_context("the target sharding");
+    }
+  }
   std::vector<cost_type> in(from.size() * 2 * w);
+  resharding_scratch scratch;
   for (std::size_t f = 0; f < from.size(); ++f) {
     for (std::size_t j = 0; j < w; ++j) {
-      auto moved = resharding(shape, from[f].output, *use.wanted[j], mesh, machine);
+      auto moved = resharding_of(shape, from[f].output, *use.wanted[j], mesh, machine, false, scratch);
       if (!moved) return moved.error();
       in[f * 2 * w + 2 * j] = from[f].output == *use.wanted[j] ? 0 : forbidden_cost;
       in[f * 2 * w + 2 * j + 1] = to_cost(moved->seconds);

@@ -76,7 +76,7 @@ namespace detail {
 /// array), and unless `uneven` is `pad` every dimension a multiple of its tiles.
 [[nodiscard]] inline bool splits(const tensor_sharding& s, const array_shape& shape, const device_mesh& mesh,
                                  uneven_shards uneven) {
-  return static_cast<bool>(check_sharding(s, shape, mesh, uneven));
+  return detail::first_defect(s, shape, mesh, uneven).what == detail::sharding_defect::kind::none;
 }
 
 /// The roofline time of a device's share of `op` under `st` (its shardings set).

@@ -86,6 +86,60 @@ namespace detail {
   return std::nullopt;
 }
 
+/// What is wrong with a sharding for a shape (`none`: nothing), found without allocating:
+/// strategy enumeration asks this of every candidate, most of which are rejected.
+struct sharding_defect {
+  enum class kind { none, rank, element_bytes, negative, unknown_axis, repeated_axis, uneven, partial_order, too_large };
+  kind what = kind::none;
+  std::size_t dim = 0;       ///< the dimension (for the per-dimension kinds)
+  std::size_t axis = 0;      ///< the mesh axis (unknown or repeated)
+  bool in_partial = false;   ///< the axis is one of the partial sums'
+  std::int64_t tiles = 0;    ///< the tile count (uneven)
+};
+
+/// Whether axis `a` occurs in `s` before dimension `d`'s entry `i` (`d` = rank: before
+/// partial-sum entry `p`).
+[[nodiscard]] inline bool axis_used_before(const tensor_sharding& s, std::size_t a, std::size_t d, std::size_t i,
+                                           std::size_t p) noexcept {
+  for (std::size_t e = 0; e < d && e < s.rank(); ++e) {
+    for (std::size_t b : s.dims[e]) {
+      if (b == a) return true;
+    }
+  }
+  if (d < s.rank()) return std::find(s.dims[d].begin(), s.dims[d].begin() + static_cast<std::ptrdiff_t>(i), a) !=
+                           s.dims[d].begin() + static_cast<std::ptrdiff_t>(i);
+  return std::find(s.partial.begin(), s.partial.begin() + static_cast<std::ptrdiff_t>(p), a) !=
+         s.partial.begin() + static_cast<std::ptrdiff_t>(p);
+}
+
+/// The first defect of `s` for `shape` on `mesh`, in the order `check_sharding` reports them.
+[[nodiscard]] inline sharding_defect first_defect(const tensor_sharding& s, const array_shape& shape,
+                                                  const device_mesh& mesh, uneven_shards uneven) noexcept {
+  using k = sharding_defect::kind;
+  if (s.rank() != shape.dims.size()) return {k::rank};
+  if (shape.element_bytes < 1) return {k::element_bytes};
+  double bytes = static_cast<double>(shape.element_bytes);
+  for (std::size_t d = 0; d < s.rank(); ++d) {
+    if (shape.dims[d] < 0) return {k::negative, d};
+    bytes *= static_cast<double>(shape.dims[d]);
+    for (std::size_t i = 0; i < s.dims[d].size(); ++i) {
+      const std::size_t a = s.dims[d][i];
+      if (a >= mesh.axis_count()) return {k::unknown_axis, d, a};
+      if (axis_used_before(s, a, d, i, 0)) return {k::repeated_axis, d, a};
+    }
+    const std::int64_t tiles = tile_count(s, d, mesh);
+    if (uneven == uneven_shards::reject && shape.dims[d] % tiles != 0) return {k::uneven, d, 0, false, tiles};
+  }
+  for (std::size_t p = 0; p < s.partial.size(); ++p) {
+    const std::size_t a = s.partial[p];
+    if (a >= mesh.axis_count()) return {k::unknown_axis, 0, a, true};
+    if (axis_used_before(s, a, s.rank(), 0, p)) return {k::repeated_axis, 0, a, true};
+    if (p > 0 && a < s.partial[p - 1]) return {k::partial_order};
+  }
+  if (bytes > 4.0e18) return {k::too_large};
+  return {};
+}
+
 }  // namespace detail
 
 /// Ok when `s` can lay out an array of `shape` on `mesh`: one entry per dimension, each mesh
@@ -94,36 +148,31 @@ namespace detail {
 /// dimension, its size and its axes.
 [[nodiscard]] inline result<void> check_sharding(const tensor_sharding& s, const array_shape& shape,
                                                  const device_mesh& mesh, uneven_shards uneven = uneven_shards::reject) {
-  if (s.rank() != shape.dims.size()) {
-    return make_error(errc::invalid_argument, "a sharding of rank " + std::to_string(s.rank()) +
-                                                  " for an array of rank " + std::to_string(shape.dims.size()));
+  using k = detail::sharding_defect::kind;
+  const detail::sharding_defect f = detail::first_defect(s, shape, mesh, uneven);
+  if (f.what == k::none) return {};
+  const auto fail = [](std::string message) { return make_error(errc::invalid_argument, std::move(message)); };
+  const std::string where = f.in_partial ? std::string("the partial sums")
+                                         : f.dim < shape.dims.size() ? "dimension " + std::to_string(f.dim) + " (size " +
+                                                                           std::to_string(shape.dims[f.dim]) + ")"
+                                                                     : std::string();
+  switch (f.what) {
+    case k::rank:
+      return fail("a sharding of rank " + std::to_string(s.rank()) + " for an array of rank " +
+                  std::to_string(shape.dims.size()));
+    case k::element_bytes: return fail("an array's elements need at least 1 byte");
+    case k::negative: return fail(where + " is negative");
+    case k::unknown_axis:
+      return fail(where + " names mesh axis " + std::to_string(f.axis) + ", which mesh " + mesh.to_string() +
+                  " does not have");
+    case k::repeated_axis: return fail(where + " uses mesh axis '" + mesh.axis(f.axis).name + "' a second time");
+    case k::uneven:
+      return fail(where + " split over " + detail::spec_entry(s.dims[f.dim], mesh) + " (" + std::to_string(f.tiles) +
+                  " tiles) is not a multiple of " + std::to_string(f.tiles));
+    case k::partial_order: return fail("the partial-sum axes are not in ascending order");
+    case k::too_large: return fail("the array has more than 4e18 bytes");
+    case k::none: break;
   }
-  if (shape.element_bytes < 1) return make_error(errc::invalid_argument, "an array's elements need at least 1 byte");
-  std::vector<char> used(mesh.axis_count(), 0);
-  double bytes = static_cast<double>(shape.element_bytes);
-  for (std::size_t d = 0; d < s.rank(); ++d) {
-    const std::string where = "dimension " + std::to_string(d) + " (size " + std::to_string(shape.dims[d]) + ")";
-    if (shape.dims[d] < 0) return make_error(errc::invalid_argument, where + " is negative");
-    bytes *= static_cast<double>(shape.dims[d]);
-    for (std::size_t a : s.dims[d]) {
-      if (auto e = detail::axis_use_error(a, used, mesh, where)) return make_error(errc::invalid_argument, *e);
-    }
-    const std::int64_t tiles = tile_count(s, d, mesh);
-    if (uneven == uneven_shards::reject && shape.dims[d] % tiles != 0) {
-      return make_error(errc::invalid_argument, where + " split over " + detail::spec_entry(s.dims[d], mesh) + " (" +
-                                                    std::to_string(tiles) + " tiles) is not a multiple of " +
-                                                    std::to_string(tiles));
-    }
-  }
-  for (std::size_t i = 0; i < s.partial.size(); ++i) {
-    if (auto e = detail::axis_use_error(s.partial[i], used, mesh, "the partial sums")) {
-      return make_error(errc::invalid_argument, *e);
-    }
-    if (i > 0 && s.partial[i] < s.partial[i - 1]) {
-      return make_error(errc::invalid_argument, "the partial-sum axes are not in ascending order");
-    }
-  }
-  if (bytes > 4.0e18) return make_error(errc::invalid_argument, "the array has more than 4e18 bytes");
   return {};
 }
 
