@@ -101,7 +101,7 @@ TEST_SUITE("alloc/per_cpu concurrency") {
       CHECK(list.cpu_count() >= allowed_cpus().size());
       CHECK(list.cache_limit() >= 1);
       CHECK(list.cache_limit() <= detail::cpu_stack::max_slots);
-      CHECK(list.cache_limit() * list.cpu_count() <= 256 / 2);  // at most half the pool parked
+      CHECK(list.cache_limit() * list.cpu_count() <= 256);  // at most each CPU's share parked
     }
     CHECK_FALSE(per_cpu_cache_policy(256, per_cpu_cache_policy::mode::shared_only).per_cpu());
     CHECK_FALSE(per_cpu_cache_policy(1).per_cpu());  // fewer than 2 blocks per CPU

@@ -53,11 +53,11 @@ TEST_SUITE("alloc/restartable_sequences") {
     return std::vector<std::uint32_t>(s.slots, s.slots + s.count);
   }
 
-  TEST_CASE("a cpu_stack is two cache lines: count, blocked, then 30 slots; outcomes as the assembly writes them") {
-    static_assert(sizeof(cpu_stack) == 128 && alignof(cpu_stack) == 128);
+  TEST_CASE("a cpu_stack is 512 bytes on a 128-byte boundary: count, blocked, then 126 slots; outcomes as the assembly writes them") {
+    static_assert(sizeof(cpu_stack) == 512 && alignof(cpu_stack) == 128);
     static_assert(offsetof(cpu_stack, count) == 0 && offsetof(cpu_stack, blocked) == 4 &&
                   offsetof(cpu_stack, slots) == 8);
-    static_assert(cpu_stack::max_slots == 30);
+    static_assert(cpu_stack::max_slots == 126);
     static_assert(static_cast<std::uint32_t>(rseq_outcome::done) == 0 &&
                   static_cast<std::uint32_t>(rseq_outcome::empty) == 1 &&
                   static_cast<std::uint32_t>(rseq_outcome::full) == 2 &&
@@ -147,12 +147,14 @@ TEST_SUITE("alloc/restartable_sequences") {
       CHECK(got == 0);
       CHECK(s.count == 0);
 
-      std::uint32_t thirty[cpu_stack::max_slots];
-      for (std::uint32_t k = 0; k < cpu_stack::max_slots; ++k) thirty[k] = 100 + k;
-      CHECK(settle([&] { return rseq_push_many(area, &s, cpu, thirty, 30, 30); }) == rseq_outcome::done);
-      CHECK(s.count == 30);
-      CHECK(s.slots[29] == 129);
-      CHECK(settle([&] { return rseq_push(area, &s, cpu, 1, 30); }) == rseq_outcome::full);
+      // A full stack: every slot written (the last at byte 511), and no room for one more.
+      constexpr std::uint32_t n = cpu_stack::max_slots;
+      std::uint32_t all[n];
+      for (std::uint32_t k = 0; k < n; ++k) all[k] = 100 + k;
+      CHECK(settle([&] { return rseq_push_many(area, &s, cpu, all, n, n); }) == rseq_outcome::done);
+      CHECK(s.count == n);
+      CHECK(s.slots[n - 1] == 100 + n - 1);
+      CHECK(settle([&] { return rseq_push(area, &s, cpu, 1, n); }) == rseq_outcome::full);
     }));
   }
 

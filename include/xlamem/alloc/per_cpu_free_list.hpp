@@ -6,10 +6,10 @@
 ///
 /// Fast path: an acquire pops from the stack of the CPU the thread runs on and a release
 /// pushes onto it, each in one restartable sequence (restartable_sequences.hpp): plain loads
-/// and stores on two cache lines no other CPU uses, no atomic read-modify-write, no lock, no
-/// system call. A stack holds at most `cache_limit()` blocks (at most 30, and at most
-/// N / (2 x CPUs), so the stacks together park at most half the pool). Behind the stacks, the
-/// free blocks that are in none sit in one array under a spin lock (TCMalloc's transfer
+/// and stores on cache lines no other CPU uses, no atomic read-modify-write, no lock, no
+/// system call. A stack holds at most `cache_limit()` blocks (at most 126, and at most
+/// N / CPUs, the CPU's share of the pool; parked blocks are never lost, see exhaustion below).
+/// Behind the stacks, the free blocks that are in none sit in one array under a spin lock (TCMalloc's transfer
 /// cache): an empty stack refills with half a stack in one lock and one copy, a full one sends
 /// half back the same way, so a block moved between levels costs a copied word, not the
 /// pointer chase of a linked free list. Blocks acquired on one thread or CPU and released on
@@ -122,7 +122,7 @@ class per_cpu_cache_policy {
         shared_(cpus_ != 0 ? max_capacity : 0),
         fallback_(cpus_ != 0 ? 0 : max_capacity) {
     if (cpus_ == 0) return;
-    limit_ = std::min<std::uint32_t>(cpu_stack::max_slots, max_capacity / (2 * cpus_));
+    limit_ = std::min<std::uint32_t>(cpu_stack::max_slots, max_capacity / cpus_);
     batch_ = std::max<std::uint32_t>(1, limit_ / 2);
     stacks_ = std::make_unique<cpu_stack[]>(cpus_);
   }

@@ -67,15 +67,16 @@ extern "C" void __tsan_release(void* addr);
 namespace xlamem::detail {
 
 /// One CPU's stack of block indices: `count` entries in `slots`, `blocked` set while another
-/// thread drains it. Two cache lines of its own (the adjacent-line prefetcher pairs lines, so
-/// 128 bytes keep two CPUs' stacks from ever sharing a prefetch pair).
+/// thread drains it. 512 bytes of its own, on a 128-byte boundary (the adjacent-line
+/// prefetcher pairs lines, so two CPUs' stacks never share a prefetch pair): room for a burst
+/// of 64 blocks and as many back without visiting the shared array.
 struct alignas(128) cpu_stack {
-  static constexpr std::uint32_t max_slots = 30;
+  static constexpr std::uint32_t max_slots = 126;
   std::uint32_t count = 0;
   std::uint32_t blocked = 0;
   std::uint32_t slots[max_slots] = {};
 };
-static_assert(sizeof(cpu_stack) == 128);
+static_assert(sizeof(cpu_stack) == 512);
 
 /// What a critical section did.
 /// (The values are what the sections' assembly writes.)
@@ -188,11 +189,11 @@ inline constexpr bool rseq_sections_built = XLAMEM_DETAIL_RSEQ_SECTIONS != 0;
   "movl %%fs:4(%[offset]), %%eax\n\t"           \
   "cmpl %[cpus], %%eax\n\t"                     \
   "jae 7f\n\t"                                  \
-  "shlq $7, %%rax\n\t"                          \
+  "shlq $9, %%rax\n\t"                          \
   "addq %[stacks], %%rax\n\t"                   \
   "cmpl $0, 4(%%rax)\n\t"                       \
   "jnz 7f\n\t"
-static_assert(sizeof(cpu_stack) == 1 << 7, "the sections index stacks with a shift by 7");
+static_assert(sizeof(cpu_stack) == 1 << 9, "the sections index stacks with a shift by 9");
 
 /// Pops the top of the calling CPU's stack (`stacks[cpu]`) into `out`, in one critical
 /// section.
