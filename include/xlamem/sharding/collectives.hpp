@@ -233,7 +233,16 @@ struct resharding_scratch {
                                                            const tensor_sharding& to, const device_mesh& mesh,
                                                            const machine_model& machine, bool with_steps,
                                                            resharding_scratch& scratch) {
-  auto& [src, dst, slices, scatters, exchanges, reduces, gathers, order] = scratch;
+  // Named references, not a structured binding: clang before 16 cannot capture bindings in the
+  // lambda below.
+  auto& src = scratch.src;
+  auto& dst = scratch.dst;
+  auto& slices = scratch.slices;
+  auto& scatters = scratch.scatters;
+  auto& exchanges = scratch.exchanges;
+  auto& reduces = scratch.reduces;
+  auto& gathers = scratch.gathers;
+  auto& order = scratch.order;
   detail::axis_roles(from, to, mesh.axis_count(), src);
   detail::axis_roles(to, from, mesh.axis_count(), dst);
   for (auto* v : {&slices, &scatters, &exchanges, &reduces, &gathers}) v->clear();
