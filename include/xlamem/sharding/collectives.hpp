@@ -233,16 +233,7 @@ struct resharding_scratch {
                                                            const tensor_sharding& to, const device_mesh& mesh,
                                                            const machine_model& machine, bool with_steps,
                                                            resharding_scratch& scratch) {
-  // Named references, not a structured binding: clang before 16 cannot capture bindings in the
-  // lambda below.
-  auto& src = scratch.src;
-  auto& dst = scratch.dst;
-  auto& slices = scratch.slices;
-  auto& scatters = scratch.scatters;
-  auto& exchanges = scratch.exchanges;
-  auto& reduces = scratch.reduces;
-  auto& gathers = scratch.gathers;
-  auto& order = scratch.order;
+  auto& [src, dst, slices, scatters, exchanges, reduces, gathers, order] = scratch;
   detail::axis_roles(from, to, mesh.axis_count(), src);
   detail::axis_roles(to, from, mesh.axis_count(), dst);
   for (auto* v : {&slices, &scatters, &exchanges, &reduces, &gathers}) v->clear();
@@ -271,10 +262,11 @@ struct resharding_scratch {
     }
   }
   resharding_cost out;
+  // Bindings are not captured (clang before 16 refuses): the lambda reads the scratch by name.
   const auto run = [&](collective_kind kind, const std::vector<std::size_t>& axes) {
     if (axes.empty()) return;
     const double bytes_in = source_bytes / pieces;
-    const collective_cost c = detail::collective_of(kind, machine, mesh, axes, bytes_in, order);
+    const collective_cost c = detail::collective_of(kind, machine, mesh, axes, bytes_in, scratch.order);
     out.seconds += c.seconds;
     out.bytes_sent += c.bytes_sent;
     if (with_steps) out.steps.push_back(collective_step{kind, axes, bytes_in, c.bytes_sent, c.seconds});
